@@ -1,0 +1,109 @@
+// Package epoll waits for a BPF map's readiness together with wake-ups sent
+// from user space (close, flush, deadline changes, released records).
+//
+// A Poller owns an epoll instance and an eventfd. The map fd is registered
+// edge-triggered: a ring buffer reports readable for as long as the
+// kernel's consumer position lags the producer, which is also true while
+// records are claimed but not yet released by this process, so a
+// level-triggered registration would spin. The eventfd is level-triggered:
+// a wake-up stays visible to every waiter until Drain.
+package epoll
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Poller waits on one or more fds plus its own wake-up eventfd.
+type Poller struct {
+	epollFd int
+	eventFd int
+}
+
+// New returns a Poller whose wake-up eventfd is already registered.
+func New() (*Poller, error) {
+	epollFd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("epoll_create1: %w", err)
+	}
+	eventFd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		unix.Close(epollFd)
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	p := &Poller{epollFd: epollFd, eventFd: eventFd}
+	if err := p.add(eventFd, unix.EPOLLIN); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// AddEdgeTriggered registers fd for EPOLLIN, edge-triggered: Wait returns
+// once for each readiness notification the kernel sends for fd.
+func (p *Poller) AddEdgeTriggered(fd int) error {
+	return p.add(fd, unix.EPOLLIN|unix.EPOLLET)
+}
+
+func (p *Poller) add(fd int, events uint32) error {
+	ev := unix.EpollEvent{Events: events, Fd: int32(fd)}
+	if err := unix.EpollCtl(p.epollFd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("epoll_ctl add fd %d: %w", fd, err)
+	}
+	return nil
+}
+
+// Wait blocks until a registered fd is ready, a wake-up is pending, or
+// timeout passes; a negative timeout waits forever. It returns
+// os.ErrDeadlineExceeded on timeout. An interrupted wait returns nil: the
+// caller re-checks its state anyway.
+func (p *Poller) Wait(timeout time.Duration) error {
+	msec := -1
+	if timeout >= 0 {
+		// Round up: epoll_wait's unit is the millisecond, and returning
+		// early would make the caller wait again for the remainder.
+		msec = int((timeout + time.Millisecond - 1) / time.Millisecond)
+	}
+	// Local, not a field: several goroutines may wait at once.
+	var events [2]unix.EpollEvent
+	n, err := unix.EpollWait(p.epollFd, events[:], msec)
+	if errors.Is(err, unix.EINTR) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("epoll_wait: %w", err)
+	}
+	if n == 0 && timeout >= 0 {
+		return os.ErrDeadlineExceeded
+	}
+	return nil
+}
+
+// Wake makes every current and future Wait return until Drain is called.
+func (p *Poller) Wake() error {
+	var one = [8]byte{1}
+	if _, err := unix.Write(p.eventFd, one[:]); err != nil && !errors.Is(err, unix.EAGAIN) {
+		return fmt.Errorf("eventfd write: %w", err)
+	}
+	return nil
+}
+
+// Drain clears pending wake-ups.
+func (p *Poller) Drain() error {
+	var buf [8]byte
+	if _, err := unix.Read(p.eventFd, buf[:]); err != nil && !errors.Is(err, unix.EAGAIN) {
+		return fmt.Errorf("eventfd read: %w", err)
+	}
+	return nil
+}
+
+// Close releases the epoll instance and the eventfd. No Wait may be running.
+func (p *Poller) Close() error {
+	err1 := unix.Close(p.eventFd)
+	err2 := unix.Close(p.epollFd)
+	return errors.Join(err1, err2)
+}

@@ -1,0 +1,72 @@
+package progs
+
+import (
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+)
+
+// atomicResult runs one atomic instruction on a map value holding before,
+// with 5 in the source register, and returns the value afterwards and what
+// the source register held afterwards.
+func atomicResult(t *testing.T, ins asm.Instruction, before uint64) (value, fetched uint64) {
+	t.Helper()
+	m := newTestCounters(t)
+	if err := m.Put(uint32(0), [2]uint64{before, 0}); err != nil {
+		t.Fatal(err)
+	}
+	ins.Dst, ins.Src, ins.Offset = asm.R1, asm.R2, 0
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+		Type:    ebpf.SocketFilter,
+		License: "GPL",
+		Instructions: asm.Instructions{
+			asm.LoadMapValue(asm.R1, m.FD(), 0),
+			asm.Mov.Imm(asm.R2, 5),
+			asm.Mov.Imm(asm.R0, int32(before)), // CmpXchg compares with R0
+			ins,
+			asm.StoreMem(asm.R1, 8, asm.R2, asm.DWord), // what the fetch left in R2
+			asm.Mov.Imm(asm.R0, 0),
+			asm.Return(),
+		},
+	})
+	skipIfNoBPF(t, err)
+	t.Cleanup(func() { prog.Close() })
+	if err := RunTimes(prog, 1); err != nil {
+		t.Fatal(err)
+	}
+	value, fetched, err = ReadCounters(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return value, fetched
+}
+
+// TestAtomicImmediateTrap shows cilium/ebpf v0.22.0's asm losing the
+// atomic operation (every op runs as a plain add) and Atomic restoring it.
+func TestAtomicImmediateTrap(t *testing.T) {
+	const before = 12 // 0b1100; the source register holds 5 (0b0101)
+	for _, tc := range []struct {
+		op                 asm.AtomicOp
+		wantValue, wantSrc uint64
+	}{
+		{asm.FetchAdd, before + 5, before},
+		{asm.AndAtomic, before & 5, 5},
+		{asm.FetchOr, before | 5, before},
+		{asm.FetchXor, before ^ 5, before},
+		{asm.Xchg, 5, before},
+		{asm.CmpXchg, 5, 5}, // R0 == before, so it swaps; R0 gets the old value
+	} {
+		t.Run(tc.op.String(), func(t *testing.T) {
+			raw := tc.op.Mem(asm.R1, asm.R2, asm.DWord, 0)
+			if value, src := atomicResult(t, raw, before); value != before+5 || src != 5 {
+				t.Errorf("without the workaround: value %d, src %d; want the plain add the trap predicts (%d, 5): has asm been fixed?",
+					value, src, before+5)
+			}
+			value, src := atomicResult(t, Atomic(tc.op, asm.R1, asm.R2, asm.DWord, 0), before)
+			if value != tc.wantValue || src != tc.wantSrc {
+				t.Errorf("with Atomic: value %d, src %d; want %d, %d", value, src, tc.wantValue, tc.wantSrc)
+			}
+		})
+	}
+}

@@ -1,0 +1,125 @@
+package ringbuf
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Kernel ABI of BPF_MAP_TYPE_RINGBUF (kernel/bpf/ringbuf.c and
+// include/uapi/linux/bpf.h, unchanged since 5.8):
+//   - the map fd is mmap'd as: page 0, the consumer position (read-write);
+//     page 1, the producer position (read-only); from page 2 on, the data
+//     area, mapped twice back to back, so a record that wraps around the end
+//     is contiguous in memory;
+//   - both positions are unsigned longs that only grow; a position's offset
+//     in the data area is pos & (size-1), size being a power of two;
+//   - every record starts with an 8-byte header {u32 len; u32 pg_off}, where
+//     len carries BPF_RINGBUF_BUSY_BIT while the producer writes and
+//     BPF_RINGBUF_DISCARD_BIT if it was discarded; a record occupies
+//     round_up(len + 8, 8) bytes;
+//   - the producer publishes producer_pos (store-release) only after writing
+//     the busy header, and clears the busy bit (xchg) on submit or discard.
+const (
+	headerSize  = 8
+	busyBit     = 1 << 31
+	discardBit  = 1 << 30
+	lengthMask  = discardBit - 1
+	recordAlign = 8
+)
+
+// headerState classifies the header at a position.
+type headerState uint8
+
+const (
+	stateReady     headerState = iota // a committed record
+	stateDiscarded                    // a committed record the producer discarded
+	stateBusy                         // reserved, still being written
+	stateEmpty                        // nothing produced at this position yet
+)
+
+// ring is a view of a ring buffer's memory. It knows the layout and checks
+// what it reads, but not how the memory was mapped: the reader maps a
+// kernel map, the parser tests map a memfd.
+type ring struct {
+	consumerPos *uint64 // written by us, read by the kernel
+	producerPos *uint64 // written by the kernel
+	data        unsafe.Pointer
+	size        uint64 // bytes in the data area, a power of two
+	mask        uint64
+}
+
+func newRing(consumerPos, producerPos *uint64, data unsafe.Pointer, size uint64) (*ring, error) {
+	if size == 0 || size&(size-1) != 0 {
+		return nil, fmt.Errorf("%w: data area of %d bytes is not a power of two", ErrCorrupt, size)
+	}
+	return &ring{
+		consumerPos: consumerPos,
+		producerPos: producerPos,
+		data:        data,
+		size:        size,
+		mask:        size - 1,
+	}, nil
+}
+
+// loadProducer reads the producer position with acquire semantics, so that
+// every header below it is visible, and checks it against the consumer's.
+func (rg *ring) loadProducer(consumer uint64) (uint64, error) {
+	producer := atomic.LoadUint64(rg.producerPos)
+	if producer-consumer > rg.size || producer%recordAlign != 0 {
+		return 0, fmt.Errorf("%w: producer position %d, consumer position %d, ring of %d bytes",
+			ErrCorrupt, producer, consumer, rg.size)
+	}
+	return producer, nil
+}
+
+// loadConsumer reads the consumer position the kernel holds for this ring.
+func (rg *ring) loadConsumer() uint64 {
+	return atomic.LoadUint64(rg.consumerPos)
+}
+
+// storeConsumer publishes the consumer position with release semantics:
+// the kernel may reuse the space below it from now on.
+func (rg *ring) storeConsumer(pos uint64) {
+	atomic.StoreUint64(rg.consumerPos, pos)
+}
+
+// header reads the record header at pos, which must be below producer.
+// It returns the record's length as the producer reserved it and the bytes
+// the record occupies. A committed record that does not fit between pos
+// and producer is corruption.
+func (rg *ring) header(pos, producer uint64) (length uint32, total uint64, state headerState, err error) {
+	if pos == producer {
+		return 0, 0, stateEmpty, nil
+	}
+	hdr := atomic.LoadUint32((*uint32)(unsafe.Add(rg.data, pos&rg.mask)))
+	if hdr&busyBit != 0 {
+		return 0, 0, stateBusy, nil
+	}
+	length = hdr & lengthMask
+	total = (uint64(length) + headerSize + recordAlign - 1) &^ (recordAlign - 1)
+	if total > producer-pos {
+		return 0, 0, stateEmpty, fmt.Errorf("%w: record at position %d claims %d bytes, only %d produced",
+			ErrCorrupt, pos, length, producer-pos-headerSize)
+	}
+	if hdr&discardBit != 0 {
+		return length, total, stateDiscarded, nil
+	}
+	return length, total, stateReady, nil
+}
+
+// sample returns the payload of the record at pos as a slice of the
+// mapping. Its capacity equals its length, so an append copies instead of
+// writing into read-only memory. The double mapping makes it contiguous
+// even when it wraps.
+func (rg *ring) sample(pos uint64, length uint32) []byte {
+	p := unsafe.Add(rg.data, pos&rg.mask+headerSize)
+	return unsafe.Slice((*byte)(p), length)
+}
+
+// touch loads one word at pos without using it, so that the cache line (and
+// its page's TLB entry) is on its way before the walk gets there: a header
+// walk over a large ring is otherwise bound by one miss per record.
+func (rg *ring) touch(pos uint64) uint64 {
+	return *(*uint64)(unsafe.Add(rg.data, pos&rg.mask&^7))
+}
