@@ -1,0 +1,79 @@
+// Package cpustat measures the CPU time one thread spends, and pins
+// goroutines to CPUs, for benchmarks that report what a consumer costs.
+package cpustat
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Usage is CPU time spent in user space and in the kernel.
+type Usage struct {
+	User, System time.Duration
+}
+
+// Total is user plus system time.
+func (u Usage) Total() time.Duration { return u.User + u.System }
+
+// Sub returns u minus v.
+func (u Usage) Sub(v Usage) Usage {
+	return Usage{User: u.User - v.User, System: u.System - v.System}
+}
+
+// Thread returns the CPU time of the calling OS thread so far
+// (getrusage(RUSAGE_THREAD)). Call it from a goroutine locked to its
+// thread, or the numbers mix threads.
+func Thread() (Usage, error) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+		return Usage{}, fmt.Errorf("getrusage: %w", err)
+	}
+	return Usage{
+		User:   time.Duration(ru.Utime.Nano()),
+		System: time.Duration(ru.Stime.Nano()),
+	}, nil
+}
+
+// Process returns the CPU time of the whole process so far.
+func Process() (Usage, error) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return Usage{}, fmt.Errorf("getrusage: %w", err)
+	}
+	return Usage{
+		User:   time.Duration(ru.Utime.Nano()),
+		System: time.Duration(ru.Stime.Nano()),
+	}, nil
+}
+
+// Pin locks the calling goroutine to its OS thread and that thread to cpu.
+// The returned function undoes both.
+func Pin(cpu int) (unpin func(), err error) {
+	runtime.LockOSThread()
+	var old unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("sched_getaffinity: %w", err)
+	}
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("pin to CPU %d: %w", cpu, err)
+	}
+	return func() {
+		unix.SchedSetaffinity(0, &old)
+		runtime.UnlockOSThread()
+	}, nil
+}
+
+// PerSecond expresses d as milliseconds of CPU per second of wall time.
+func PerSecond(d, wall time.Duration) float64 {
+	if wall <= 0 {
+		return 0
+	}
+	return float64(d) / float64(time.Millisecond) / wall.Seconds()
+}
