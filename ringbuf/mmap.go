@@ -48,7 +48,7 @@ func mapRing(fd int, size uint64) (*mapping, *ring, error) {
 // map) while a view the caller still holds stays readable instead of
 // faulting.
 func (m *mapping) blank() error {
-	if m.blanked {
+	if m.blanked || m.producerArea == nil {
 		return nil
 	}
 	err1 := unix.Munmap(m.consumerPage)
