@@ -76,11 +76,10 @@ type Reader struct {
 	peekRemains int
 
 	deadline     time.Time
-	flushEpoch   uint64 // bumped by Flush while reads are in progress
-	flushPending bool   // Flush with no read in progress: the next one ends
-	active       int    // reads and loops in progress
-	waiters      int    // goroutines sleeping outside mu
-	users        int    // loops and peek views using the mapping outside mu
+	flushPending int // reads still to end with ErrFlushed
+	active       int // reads and loops in progress
+	waiters      int // goroutines sleeping outside mu
+	users        int // loops and peek views using the mapping outside mu
 	wakePending  bool
 	closed       bool
 	closedFlag   atomic.Bool // closed, readable without mu by running loops
@@ -173,20 +172,17 @@ func (r *Reader) SetDeadline(t time.Time) {
 }
 
 // Flush makes reads and loops in progress stop waiting: they return the
-// records in the ring, then ErrFlushed. With none in progress, the next
-// read or loop to find the ring empty returns ErrFlushed. Use it to drain
-// records submitted with BPF_RB_NO_WAKEUP, which wake no reader.
+// records in the ring, then ErrFlushed. As many reads and loops end so as
+// were in progress, or, with none in progress, the next one to find the
+// ring empty. Use it to drain records submitted with BPF_RB_NO_WAKEUP,
+// which wake no reader.
 func (r *Reader) Flush() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return ErrClosed
 	}
-	if r.active > 0 {
-		r.flushEpoch++
-	} else {
-		r.flushPending = true
-	}
+	r.flushPending = max(r.flushPending, r.active, 1)
 	r.wakeWaitersLocked()
 	return nil
 }
@@ -257,13 +253,12 @@ func (r *Reader) wakeLocked() {
 
 // readOp is the state of one read or loop across waits.
 type readOp struct {
-	flushEpoch uint64
-	busyWaits  int
+	busyWaits int
 }
 
 func (r *Reader) beginOpLocked() readOp {
 	r.active++
-	return readOp{flushEpoch: r.flushEpoch}
+	return readOp{}
 }
 
 func (r *Reader) endOpLocked() {
@@ -416,9 +411,8 @@ func (r *Reader) waitLocked(op *readOp, busy bool) error {
 	if r.err != nil {
 		return r.err
 	}
-	if r.flushPending || op.flushEpoch != r.flushEpoch {
-		r.flushPending = false
-		op.flushEpoch = r.flushEpoch
+	if r.flushPending > 0 {
+		r.flushPending--
 		return ErrFlushed
 	}
 	// The kernel must see our position before we sleep: it wakes a reader

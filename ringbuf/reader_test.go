@@ -1,10 +1,16 @@
 package ringbuf
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
 
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
@@ -40,5 +46,276 @@ func TestReadInOrder(t *testing.T) {
 				t.Fatalf("Read on an empty ring past the deadline: %v", err)
 			}
 		})
+	}
+}
+
+func TestNewReaderRejectsOtherMaps(t *testing.T) {
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1})
+	skipIfNoBPF(t, err)
+	defer m.Close()
+	_, err = NewReader(m)
+	if err == nil || !strings.Contains(err.Error(), "Array") {
+		t.Fatalf("NewReader on an array map: %v, want an error naming its type", err)
+	}
+	if _, err := NewReader(nil); err == nil {
+		t.Fatal("NewReader(nil) succeeded")
+	}
+}
+
+func TestReadCopies(t *testing.T) {
+	m := newRingMap(t, 4096)
+	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 24, Pattern: true})
+	r := newTestReader(t, m)
+	produce(t, p, 1)
+	first, err := r.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.isView(first.RawSample) {
+		t.Fatal("Read returned a view into the ring")
+	}
+	// Overwrite the ring many times: the copy must not change.
+	for range 400 {
+		produce(t, p, 1)
+		if _, err := r.Read(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	if seq, err := progs.CheckRecord(first.RawSample, 24, true); err != nil || seq != 0 {
+		t.Fatalf("first record changed after reads and Close: seq %d, %v", seq, err)
+	}
+
+	// ReadInto reuses a large enough buffer, and never writes into a view.
+	r = newTestReader(t, m)
+	produce(t, p, 3)
+	buf := make([]byte, 0, 64)
+	rec := Record{RawSample: buf}
+	if err := r.ReadInto(&rec); err != nil {
+		t.Fatal(err)
+	}
+	if &rec.RawSample[0] != &buf[:1][0] {
+		t.Error("ReadInto allocated although the buffer was large enough")
+	}
+	view, err := r.Peek()
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewCopy := append([]byte(nil), view.RawSample...)
+	rec.RawSample = view.RawSample
+	if err := r.ReadInto(&rec); err != nil { // reads the record after the peeked one
+		t.Fatal(err)
+	}
+	if !bytes.Equal(view.RawSample, viewCopy) || r.isView(rec.RawSample) {
+		t.Fatal("ReadInto wrote into a peek view")
+	}
+}
+
+func TestPeekConsume(t *testing.T) {
+	m := newRingMap(t, 4096)
+	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 13, Pattern: true}) // odd: len is not the aligned size
+	r := newTestReader(t, m)
+	if err := r.Consume(); !errors.Is(err, ErrNotPeeked) {
+		t.Fatalf("Consume with nothing peeked: %v", err)
+	}
+	produce(t, p, 3)
+	for want := uint64(0); want < 3; want++ {
+		a, err := r.Peek()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := r.Peek()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.RawSample) != 13 || cap(a.RawSample) != 13 {
+			t.Fatalf("view len %d cap %d, want 13 and 13", len(a.RawSample), cap(a.RawSample))
+		}
+		if &a.RawSample[0] != &b.RawSample[0] || !r.isView(a.RawSample) {
+			t.Fatal("peeking twice did not return the same view into the ring")
+		}
+		if seq, err := progs.CheckRecord(a.RawSample, 13, true); err != nil || seq != want {
+			t.Fatalf("peeked seq %d (%v), want %d", seq, err, want)
+		}
+		grown := append(a.RawSample, 'x') // must copy, not write into the ring
+		if &grown[0] == &a.RawSample[0] {
+			t.Fatal("append wrote into the ring")
+		}
+		if err := r.Consume(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Consume(); !errors.Is(err, ErrNotPeeked) {
+			t.Fatalf("second Consume: %v", err)
+		}
+	}
+	if n := r.AvailableBytes(); n != 0 {
+		t.Errorf("AvailableBytes %d after consuming everything", n)
+	}
+}
+
+func TestRecords(t *testing.T) {
+	m := newRingMap(t, 1<<16)
+	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 64, Pattern: true})
+	r := newTestReader(t, m)
+	produce(t, p, 100)
+
+	// Break after 10: those 10 are consumed, the rest are not.
+	next := uint64(0)
+	for rec, err := range r.Records() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq, err := progs.CheckRecord(rec.RawSample, 64, true)
+		if err != nil || seq != next {
+			t.Fatalf("record %d: seq %d, %v", next, seq, err)
+		}
+		next++
+		if next == 10 {
+			break
+		}
+	}
+	if got, want := r.AvailableBytes(), 90*72; got != want {
+		t.Fatalf("AvailableBytes after breaking at 10 of 100: %d, want %d", got, want)
+	}
+	r.SetDeadline(time.Now().Add(20 * time.Millisecond))
+	var last error
+	for rec, err := range r.Records() {
+		if err != nil {
+			last = err
+			continue // the error is the last pair: the loop must end here
+		}
+		if seq, _ := progs.CheckRecord(rec.RawSample, 64, true); seq != next {
+			t.Fatalf("after the break: seq %d, want %d", seq, next)
+		}
+		next++
+	}
+	if !errors.Is(last, os.ErrDeadlineExceeded) || next != 100 {
+		t.Fatalf("loop ended with %v after %d records, want the deadline after 100", last, next)
+	}
+}
+
+// TestWraparoundOddSizes drives a one-page ring around many times with
+// records of several odd sizes interleaved.
+func TestWraparoundOddSizes(t *testing.T) {
+	m := newRingMap(t, 4096)
+	sizes := []int{13, 27, 100, 8, 333}
+	var producers []*progs.Producer
+	for _, size := range sizes {
+		producers = append(producers, newProducer(t, progs.RingbufSpec{Ring: m, Size: size, Pattern: true}))
+	}
+	r := newTestReader(t, m)
+	r.SetDeadline(time.Now().Add(10 * time.Second))
+	var rec Record
+	for round := range 300 {
+		for i, p := range producers {
+			produce(t, p, 1+round%3)
+			for range 1 + round%3 {
+				if err := r.ReadInto(&rec); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := progs.CheckRecord(rec.RawSample, sizes[i], true); err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+			}
+		}
+	}
+	if pos := r.consumerPos; pos < 50*4096 {
+		t.Fatalf("only %d bytes went through the ring: no wraparound tested", pos)
+	}
+}
+
+func TestDiscardedSkipped(t *testing.T) {
+	m := newRingMap(t, 4096)
+	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 16, DiscardEvery: 3})
+	r := newTestReader(t, m)
+	produce(t, p, 30)
+	r.SetDeadline(time.Now())
+	var got []uint64
+	for rec, err := range r.Records() {
+		if err != nil {
+			break
+		}
+		seq, _ := progs.CheckRecord(rec.RawSample, 16, false)
+		got = append(got, seq)
+	}
+	if len(got) != 20 {
+		t.Fatalf("read %d records, want the 20 not discarded: %v", len(got), got)
+	}
+	for _, seq := range got {
+		if seq%3 == 0 {
+			t.Fatalf("discarded record %d was returned", seq)
+		}
+	}
+	if n := r.AvailableBytes(); n != 0 {
+		t.Fatalf("discarded space not released: %d bytes left", n)
+	}
+}
+
+func TestStartsAtMapConsumerPosition(t *testing.T) {
+	m := newRingMap(t, 4096)
+	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 8})
+	produce(t, p, 10)
+	r := newTestReader(t, m)
+	for range 3 {
+		if _, err := r.Read(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	r = newTestReader(t, m)
+	rec, err := r.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq, _ := progs.CheckRecord(rec.RawSample, 8, false); seq != 3 {
+		t.Fatalf("second reader started at record %d, want 3", seq)
+	}
+}
+
+func TestRingSizes(t *testing.T) {
+	for _, size := range []int{4096, 1 << 20, 1 << 30} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			m, err := progs.NewRing(size)
+			if errors.Is(err, unix.ENOMEM) {
+				t.Skipf("kernel could not allocate a %d-byte ring: %v", size, err)
+			}
+			skipIfNoBPF(t, err)
+			defer m.Close()
+			r := newTestReader(t, m)
+			if r.BufferSize() != size {
+				t.Fatalf("BufferSize %d, want %d", r.BufferSize(), size)
+			}
+			p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 2000, Pattern: true})
+			produce(t, p, 2)
+			for range 2 {
+				rec, err := r.Read()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := progs.CheckRecord(rec.RawSample, 2000, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestCorruptConsumerPosition: a consumer position the kernel's own page
+// says is ahead of the producer is reported, not read past.
+func TestCorruptConsumerPosition(t *testing.T) {
+	m := newRingMap(t, 4096)
+	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 8})
+	produce(t, p, 2)
+	r := newTestReader(t, m)
+	r.ring.storeConsumer(1 << 40)
+	r.Close()
+	r2, err := NewReader(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	r2.SetDeadline(time.Now().Add(time.Second))
+	if _, err := r2.Read(); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Read with the consumer ahead of the producer: %v", err)
 	}
 }

@@ -1,0 +1,257 @@
+package ringbuf
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ebpf-zc/ebpf/internal/progs"
+)
+
+// within fails the test if fn has not returned after d.
+func within(t *testing.T, d time.Duration, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); fn() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s still blocked after %v", what, d)
+	}
+}
+
+func TestCloseUnblocks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		block func(r *Reader) error
+	}{
+		{"Read", func(r *Reader) error { _, err := r.Read(); return err }},
+		{"Peek", func(r *Reader) error { _, err := r.Peek(); return err }},
+		{"Records", func(r *Reader) error {
+			for _, err := range r.Records() {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newRingMap(t, 4096)
+			r := newTestReader(t, m)
+			var wg sync.WaitGroup
+			errs := make([]error, 3)
+			for i := range errs {
+				wg.Add(1)
+				go func() { defer wg.Done(); errs[i] = tc.block(r) }()
+			}
+			time.Sleep(20 * time.Millisecond)
+			// Close from several goroutines at once, more than once.
+			for range 3 {
+				go r.Close()
+			}
+			within(t, 5*time.Second, tc.name, wg.Wait)
+			for _, err := range errs {
+				if !errors.Is(err, ErrClosed) {
+					t.Errorf("blocked %s returned %v, want ErrClosed", tc.name, err)
+				}
+			}
+			if err := r.Close(); err != nil {
+				t.Errorf("second Close: %v", err)
+			}
+			if _, err := r.Read(); !errors.Is(err, ErrClosed) {
+				t.Errorf("Read after Close: %v", err)
+			}
+			if !r.released {
+				t.Error("mapping not released after every reader left")
+			}
+		})
+	}
+}
+
+// TestCloseWhileBodyHoldsView: the body's view stays mapped and intact
+// until the body returns, then the loop ends with ErrClosed.
+func TestCloseWhileBodyHoldsView(t *testing.T) {
+	m := newRingMap(t, 4096)
+	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 200, Pattern: true})
+	r := newTestReader(t, m)
+	produce(t, p, 5)
+	var last error
+	n := 0
+	for rec, err := range r.Records() {
+		if err != nil {
+			last = err
+			break
+		}
+		n++
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if r.released {
+			t.Fatal("Close unmapped the ring under a running body")
+		}
+		runtime.GC()
+		if _, err := progs.CheckRecord(rec.RawSample, 200, true); err != nil {
+			t.Fatalf("view changed after Close: %v", err)
+		}
+	}
+	if n != 1 || !errors.Is(last, ErrClosed) {
+		t.Fatalf("loop yielded %d records and ended with %v, want 1 and ErrClosed", n, last)
+	}
+	if !r.released {
+		t.Fatal("mapping not released after the body returned")
+	}
+}
+
+// TestCloseWithPeekView: a view held across Close reads zeros rather than
+// faulting, and Consume releases it with ErrClosed.
+func TestCloseWithPeekView(t *testing.T) {
+	m := newRingMap(t, 4096)
+	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 64, Pattern: true})
+	r := newTestReader(t, m)
+	produce(t, p, 1)
+	rec, err := r.Peek()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range rec.RawSample { // must not fault
+		if b != 0 {
+			t.Fatal("view still shows ring data after Close")
+		}
+	}
+	if err := r.Consume(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Consume after Close: %v", err)
+	}
+	if !r.released {
+		t.Fatal("mapping not released by Consume")
+	}
+}
+
+func TestSetDeadlineWhileBlocked(t *testing.T) {
+	m := newRingMap(t, 4096)
+	r := newTestReader(t, m)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		r.SetDeadline(time.Now().Add(10 * time.Millisecond))
+	}()
+	within(t, 5*time.Second, "Read after SetDeadline", func() {
+		if _, err := r.Read(); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("Read: %v", err)
+		}
+	})
+	// A past deadline still returns what is in the ring first.
+	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 8})
+	produce(t, p, 1)
+	r.SetDeadline(time.Now().Add(-time.Second))
+	if _, err := r.Read(); err != nil {
+		t.Fatalf("Read with a record in the ring and a past deadline: %v", err)
+	}
+	r.SetDeadline(time.Time{})
+	produced := make(chan error, 1)
+	go func() { time.Sleep(20 * time.Millisecond); produced <- p.Run(1) }()
+	within(t, 5*time.Second, "Read without deadline", func() {
+		if _, err := r.Read(); err != nil {
+			t.Errorf("Read after removing the deadline: %v", err)
+		}
+	})
+	if err := <-produced; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNoWakeupRecordsNotStranded: records submitted without a wake-up that
+// are in the ring when a read starts are returned without blocking, and
+// Flush drains those that arrive while it blocks.
+func TestNoWakeupRecordsNotStranded(t *testing.T) {
+	for _, iterate := range []bool{false, true} {
+		name := map[bool]string{false: "Read", true: "Records"}[iterate]
+		t.Run(name, func(t *testing.T) {
+			m := newRingMap(t, 4096)
+			p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 8, Flags: progs.NoWakeup})
+			r := newTestReader(t, m)
+			produce(t, p, 3)
+			got := 0
+			read := func() error {
+				if !iterate {
+					_, err := r.Read()
+					return err
+				}
+				for _, err := range r.Records() {
+					if err != nil {
+						return err
+					}
+					got++
+				}
+				return nil
+			}
+			if !iterate {
+				within(t, 5*time.Second, "Read of records already in the ring", func() {
+					for range 3 {
+						if err := read(); err != nil {
+							t.Fatal(err)
+						}
+						got++
+					}
+				})
+			}
+			// Now block; records arrive without a wake-up; Flush ends it.
+			done := make(chan error, 1)
+			go func() {
+				for {
+					err := read()
+					if err != nil {
+						done <- err
+						return
+					}
+					got++
+				}
+			}()
+			time.Sleep(20 * time.Millisecond)
+			produce(t, p, 2)
+			time.Sleep(20 * time.Millisecond)
+			if err := r.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				if !errors.Is(err, ErrFlushed) {
+					t.Fatalf("read ended with %v, want ErrFlushed", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("Flush did not end the blocked read")
+			}
+			if got != 5 {
+				t.Fatalf("read %d records before ErrFlushed, want 5", got)
+			}
+			// Flush is spent: the next read blocks again until its deadline.
+			r.SetDeadline(time.Now().Add(10 * time.Millisecond))
+			if err := read(); !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("read after the flush: %v", err)
+			}
+		})
+	}
+}
+
+func TestFlushWithNoReadPending(t *testing.T) {
+	m := newRingMap(t, 4096)
+	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 8, Flags: progs.NoWakeup})
+	r := newTestReader(t, m)
+	produce(t, p, 2)
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if _, err := r.Read(); err != nil {
+			t.Fatalf("record %d after Flush: %v", i, err)
+		}
+	}
+	if _, err := r.Read(); !errors.Is(err, ErrFlushed) {
+		t.Fatalf("Read of an empty ring after Flush: %v", err)
+	}
+}
