@@ -13,7 +13,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -62,25 +64,50 @@ func (p *Poller) add(fd int, events uint32) error {
 // os.ErrDeadlineExceeded on timeout. An interrupted wait returns nil: the
 // caller re-checks its state anyway.
 func (p *Poller) Wait(timeout time.Duration) error {
-	msec := -1
-	if timeout >= 0 {
-		// Round up: epoll_wait's unit is the millisecond, and returning
-		// early would make the caller wait again for the remainder.
-		msec = int((timeout + time.Millisecond - 1) / time.Millisecond)
-	}
 	// Local, not a field: several goroutines may wait at once.
 	var events [2]unix.EpollEvent
-	n, err := unix.EpollWait(p.epollFd, events[:], msec)
+	n, err := p.wait(events[:], timeout)
 	if errors.Is(err, unix.EINTR) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("epoll_wait: %w", err)
+		return err
 	}
 	if n == 0 && timeout >= 0 {
 		return os.ErrDeadlineExceeded
 	}
 	return nil
+}
+
+// noPwait2 is set once epoll_pwait2 (Linux 5.11) turns out to be missing.
+var noPwait2 atomic.Bool
+
+func (p *Poller) wait(events []unix.EpollEvent, timeout time.Duration) (int, error) {
+	if timeout >= 0 && !noPwait2.Load() {
+		// epoll_pwait2 takes a timespec: a 100 µs deadline stays 100 µs.
+		ts := unix.NsecToTimespec(int64(timeout))
+		n, _, errno := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(p.epollFd),
+			uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)),
+			uintptr(unsafe.Pointer(&ts)), 0, 0)
+		if errno != unix.ENOSYS {
+			if errno != 0 {
+				return 0, fmt.Errorf("epoll_pwait2: %w", errno)
+			}
+			return int(n), nil
+		}
+		noPwait2.Store(true)
+	}
+	msec := -1
+	if timeout >= 0 {
+		// Round up: epoll_wait counts milliseconds, and returning early
+		// would make the caller wait again for the remainder.
+		msec = int((timeout + time.Millisecond - 1) / time.Millisecond)
+	}
+	n, err := unix.EpollWait(p.epollFd, events, msec)
+	if err != nil {
+		return 0, fmt.Errorf("epoll_wait: %w", err)
+	}
+	return n, nil
 }
 
 // Wake makes every current and future Wait return until Drain is called.
