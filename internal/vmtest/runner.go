@@ -1,0 +1,313 @@
+package vmtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ebpf-zc/ebpf/internal/vmtest/wire"
+)
+
+// Options configure a matrix run.
+type Options struct {
+	// ModuleDir is the module root, where go list and go test run.
+	ModuleDir string
+	Cache     Cache
+	// ResultsDir gets one folder of logs per kernel.
+	ResultsDir string
+	Kernels    []Kernel
+	// Patterns select packages for go list; empty means ./... .
+	Patterns []string
+	// Accel is AccelAuto, AccelKVM or AccelTCG.
+	Accel string
+	// VMTimeout bounds each VM from the host.
+	VMTimeout time.Duration
+	Plan      PlanOptions
+	// Refresh re-resolves kernels that are already cached.
+	Refresh bool
+	// Offline never fetches: kernels that are not cached are not run.
+	Offline bool
+	// Log gets progress lines.
+	Log io.Writer
+}
+
+// PackageBuild is one package as built for the guest.
+type PackageBuild struct {
+	Pkg TestPackage
+	// Err and Output describe a failed build.
+	Err    error
+	Output string
+}
+
+// KernelReport is the result of one kernel.
+type KernelReport struct {
+	Kernel  Kernel
+	Cached  *CachedKernel
+	Boot    Boot
+	Console *Console
+	Verdict Verdict
+	// LogDir holds console.log, qemu.log and one log per step.
+	LogDir string
+}
+
+// Report is the result of a matrix run.
+type Report struct {
+	Accel, AccelReason string
+	Builds             []PackageBuild
+	Plan               *wire.Plan
+	Kernels            []KernelReport
+	// Durations of the phases, for the summary.
+	FetchTime, BuildTime, Total time.Duration
+}
+
+// OK says every package built and every kernel passed.
+func (r *Report) OK() bool {
+	if len(r.Builds) == 0 {
+		return false
+	}
+	for _, b := range r.Builds {
+		if b.Err != nil {
+			return false
+		}
+	}
+	for _, k := range r.Kernels {
+		if !k.Verdict.OK() {
+			return false
+		}
+	}
+	return len(r.Kernels) > 0
+}
+
+// Run fetches what is missing, builds, and boots every kernel in turn.
+// VMs run one at a time: the machines this runs on are small and shared.
+// The error is for problems that stop the whole run; a kernel's failure
+// is in its KernelReport.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	start := time.Now()
+	for _, tool := range []string{QEMU, "cpio", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, fmt.Errorf("%s not found (Debian packages: qemu-system-x86, cpio): %w", tool, err)
+		}
+	}
+	logf := func(format string, a ...any) { fmt.Fprintf(o.Log, "vmtest: "+format+"\n", a...) }
+	if err := os.MkdirAll(o.Cache.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	r := &Report{}
+
+	cached, notRun := ensureKernels(ctx, o, logf)
+	r.FetchTime = time.Since(start)
+
+	t := time.Now()
+	stage, err := os.MkdirTemp("", "vmtest-stage-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(stage)
+	pkgs, err := ListTestPackages(ctx, o.ModuleDir, o.Patterns)
+	if err != nil {
+		return nil, err
+	}
+	if len(pkgs) == 0 {
+		return nil, fmt.Errorf("no packages with tests match %v", o.Patterns)
+	}
+	if err := BuildInit(ctx, o.ModuleDir, filepath.Join(stage, "init")); err != nil {
+		return nil, err
+	}
+	var built []TestPackage
+	for _, p := range pkgs {
+		out, err := StageTest(ctx, o.ModuleDir, stage, p)
+		r.Builds = append(r.Builds, PackageBuild{Pkg: p, Err: err, Output: out})
+		if err != nil {
+			logf("build %s failed: %v\n%s", p.ImportPath, err, out)
+			continue
+		}
+		built = append(built, p)
+	}
+	logf("built %d of %d test packages in %.1fs", len(built), len(pkgs), time.Since(t).Seconds())
+	r.Plan = MakePlan(built, o.Plan)
+	if err := os.MkdirAll(filepath.Join(stage, filepath.Dir(wire.PlanPath)), 0o755); err != nil {
+		return nil, err
+	}
+	if err := r.Plan.WriteFile(filepath.Join(stage, wire.PlanPath)); err != nil {
+		return nil, err
+	}
+	initrd := filepath.Join(stage + ".cpio")
+	defer os.Remove(initrd)
+	if err := PackInitramfs(ctx, stage, initrd); err != nil {
+		return nil, err
+	}
+	r.BuildTime = time.Since(t)
+
+	r.Accel, r.AccelReason = ChooseAccel(ctx, QEMU, o.Accel, stage)
+	logf("accelerator %s (%s)", r.Accel, r.AccelReason)
+
+	for _, k := range o.Kernels {
+		if v, ok := notRun[k.Name]; ok {
+			r.Kernels = append(r.Kernels, KernelReport{Kernel: k, Console: &Console{}, Verdict: v})
+			continue
+		}
+		kr := runKernel(ctx, o, k, cached[k.Name], r.Accel, initrd, r.Plan, logf)
+		r.Kernels = append(r.Kernels, kr)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	r.Total = time.Since(start)
+	return r, nil
+}
+
+// ensureKernels loads every selected kernel from the cache, fetching the
+// ones that are missing (or all, with Refresh). Kernels that cannot be
+// had are returned with a verdict instead.
+func ensureKernels(ctx context.Context, o Options, logf func(string, ...any)) (map[string]*CachedKernel, map[string]Verdict) {
+	cached := map[string]*CachedKernel{}
+	notRun := map[string]Verdict{}
+	mirror := ""
+	for _, k := range o.Kernels {
+		ck, err := o.Cache.Load(k.Name)
+		if err == nil && !o.Refresh {
+			cached[k.Name] = ck
+			continue
+		}
+		if o.Offline {
+			notRun[k.Name] = Verdict{OutcomeNotRun, "not cached, and fetching is off"}
+			continue
+		}
+		if mirror == "" {
+			m, err := FindMirror(AptSourceFiles())
+			if err != nil {
+				notRun[k.Name] = Verdict{OutcomeNotRun, err.Error()}
+				continue
+			}
+			mirror = m
+		}
+		t := time.Now()
+		logf("fetching kernel %s", k.Name)
+		var aptLog bytes.Buffer
+		ck, err = Fetch(ctx, o.Cache, k, mirror, io.MultiWriter(&aptLog, &prefixWriter{w: o.Log}))
+		if err != nil {
+			notRun[k.Name] = Verdict{OutcomeNotRun, "fetch failed: " + err.Error()}
+			logf("fetch %s failed: %v\n%s", k.Name, err, aptLog.String())
+			continue
+		}
+		logf("kernel %s: %s %s (%s) fetched in %.1fs", k.Name, ck.Package, ck.Version, ck.Release, time.Since(t).Seconds())
+		cached[k.Name] = ck
+	}
+	return cached, notRun
+}
+
+// runKernel boots one kernel and files its logs.
+func runKernel(ctx context.Context, o Options, k Kernel, ck *CachedKernel, accel, initrd string, plan *wire.Plan, logf func(string, ...any)) KernelReport {
+	kr := KernelReport{Kernel: k, Cached: ck, Console: &Console{}, LogDir: filepath.Join(o.ResultsDir, k.Name)}
+	if err := os.RemoveAll(kr.LogDir); err != nil {
+		kr.Verdict = Verdict{OutcomeNotRun, err.Error()}
+		return kr
+	}
+	if err := os.MkdirAll(kr.LogDir, 0o755); err != nil {
+		kr.Verdict = Verdict{OutcomeNotRun, err.Error()}
+		return kr
+	}
+	con, err := os.Create(filepath.Join(kr.LogDir, "console.log"))
+	if err != nil {
+		kr.Verdict = Verdict{OutcomeNotRun, err.Error()}
+		return kr
+	}
+	defer con.Close()
+	var stderr bytes.Buffer
+	vm := VM{
+		Name: k.Name, QEMU: QEMU, Accel: accel, Kernel: ck.Vmlinuz, Initrd: initrd,
+		Timeout: o.VMTimeout, Console: con, Stderr: &stderr,
+	}
+	logf("booting %s (%s) with %s, timeout %s", k.Name, ck.Release, accel, o.VMTimeout)
+	kr.Boot = vm.Run(ctx)
+	os.WriteFile(filepath.Join(kr.LogDir, "qemu.log"),
+		[]byte(strings.Join(append([]string{QEMU}, vm.Args()...), " ")+"\n\n"+stderr.String()), 0o644)
+	kr.Console = ParseConsole(kr.Boot.Lines)
+	kr.Boot.Lines = nil // kept in console.log; not worth holding
+	kr.Verdict = Decide(kr.Boot, kr.Console, plan.Steps, stderr.String())
+	if c := kr.Console; c.Booted && c.Release != ck.Release && kr.Verdict.OK() {
+		kr.Verdict = Verdict{OutcomeInitError, fmt.Sprintf("guest runs kernel %s, expected %s", c.Release, ck.Release)}
+	}
+	if err := writeStepLogs(kr.LogDir, kr.Console); err != nil {
+		logf("writing logs of %s: %v", k.Name, err)
+	}
+	logf("%s: %s in %.1fs (boot %.1fs)", k.Name, kr.Verdict, kr.Boot.Elapsed.Seconds(), kr.Boot.Booted.Seconds())
+	return kr
+}
+
+// writeStepLogs files each step's output as <package>.log, or
+// <package>.bench.log for the benchmark smoke run, under dir.
+func writeStepLogs(dir string, c *Console) error {
+	var errs []error
+	for _, s := range c.Steps {
+		p := filepath.Join(dir, StepLogName(s.Package, s.Phase))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		text := strings.Join(s.Output, "\n") + "\n"
+		if s.Phase == wire.PhaseBench {
+			text = BenchDisclaimer + "\n\n" + text
+		}
+		errs = append(errs, os.WriteFile(p, []byte(text), 0o644))
+	}
+	return errors.Join(errs...)
+}
+
+// StepLogName is the log file of a step, relative to its kernel's folder:
+// the package path inside the module, then .log or .bench.log.
+func StepLogName(importPath string, phase wire.Phase) string {
+	rel := relToModule(importPath)
+	if phase == wire.PhaseBench {
+		return rel + ".bench.log"
+	}
+	return rel + ".log"
+}
+
+// modulePath is this module's path; logs drop it from package paths.
+const modulePath = "github.com/ebpf-zc/ebpf"
+
+func relToModule(importPath string) string {
+	if rel, ok := strings.CutPrefix(importPath, modulePath+"/"); ok {
+		return rel
+	}
+	if importPath == modulePath {
+		return "ebpf"
+	}
+	return strings.ReplaceAll(importPath, "/", "_")
+}
+
+// BenchDisclaimer heads every benchmark log and the summary.
+const BenchDisclaimer = "Benchmarks in the VMs are a smoke test only (-test.benchtime=" + BenchTime +
+	", small rings, emulated or shared CPUs): they show each benchmark runs, and their numbers are NOT performance data."
+
+// prefixWriter indents apt's output under the runner's own lines.
+type prefixWriter struct {
+	w       io.Writer
+	midLine bool
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	if p.w == nil {
+		return len(b), nil
+	}
+	for _, part := range strings.SplitAfter(string(b), "\n") {
+		if part == "" {
+			continue
+		}
+		if !p.midLine {
+			io.WriteString(p.w, "    ")
+		}
+		io.WriteString(p.w, part)
+		p.midLine = !strings.HasSuffix(part, "\n")
+	}
+	return len(b), nil
+}
