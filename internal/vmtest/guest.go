@@ -29,13 +29,15 @@ type PlanOptions struct {
 	Run string
 	// Bench adds a benchmark smoke step for packages with benchmarks.
 	Bench bool
+	// Env is added to GuestEnv.
+	Env []string
 }
 
 // MakePlan lists the steps for the given packages: every package's tests
 // first, then the benchmark smoke runs, so a stuck benchmark cannot take
 // test results down with it.
 func MakePlan(pkgs []TestPackage, o PlanOptions) *wire.Plan {
-	p := &wire.Plan{Env: GuestEnv}
+	p := &wire.Plan{Env: append(append([]string{}, GuestEnv...), o.Env...)}
 	for _, pkg := range pkgs {
 		args := []string{"-test.v", "-test.count=1", fmt.Sprintf("-test.timeout=%s", o.TestTimeout)}
 		if o.Run != "" {

@@ -56,14 +56,10 @@ type VM struct {
 
 // Args is QEMU's command line for the VM.
 func (vm VM) Args() []string {
-	cpu := "max" // every feature TCG emulates, RDRAND included
-	if vm.Accel == "kvm" {
-		cpu = "host"
-	}
 	cmdline := append(append([]string{}, KernelArgs...), wire.KernelParam+"="+vm.Name)
 	return []string{
 		"-accel", vm.Accel,
-		"-cpu", cpu,
+		"-cpu", cpuModel(vm.Accel),
 		// pc with one CPU: -smp 2 crashed 6.12 in 3 of 10 boots under TCG
 		// and -M microvm hung, when this runner was written.
 		"-machine", "pc",
