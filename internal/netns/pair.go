@@ -94,9 +94,17 @@ func NewPair() (*Pair, error) {
 
 func (p *Pair) setup() error {
 	a, b := &p.A, &p.B
+	for _, e := range []*End{a, b} {
+		if err := ip("netns", "add", e.Namespace); err != nil {
+			return err
+		}
+		// No IPv6: router and neighbour solicitations would be packets
+		// nobody sent on purpose, seen by whatever watches the link.
+		if err := e.Do(disableIPv6); err != nil {
+			return err
+		}
+	}
 	steps := [][]string{
-		{"netns", "add", a.Namespace},
-		{"netns", "add", b.Namespace},
 		{"-n", a.Namespace, "link", "add", a.Interface, "type", "veth", "peer", "name", b.Interface, "netns", b.Namespace},
 		{"-n", a.Namespace, "addr", "add", a.Addr.String() + "/30", "dev", a.Interface},
 		{"-n", b.Namespace, "addr", "add", b.Addr.String() + "/30", "dev", b.Interface},
@@ -122,6 +130,19 @@ func (p *Pair) setup() error {
 	for _, args := range neigh {
 		if err := ip(args...); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// disableIPv6 turns IPv6 off for interfaces created later in the calling
+// thread's namespace (/proc/sys/net belongs to the namespace of whoever
+// opens it).
+func disableIPv6() error {
+	for _, conf := range []string{"all", "default"} {
+		path := "/proc/sys/net/ipv6/conf/" + conf + "/disable_ipv6"
+		if err := os.WriteFile(path, []byte("1"), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("netns: %w", err)
 		}
 	}
 	return nil
