@@ -224,6 +224,26 @@ func ip(args ...string) error {
 	return nil
 }
 
+// Owned lists the namespaces this process made and has not removed yet,
+// so tests can check that nothing is left behind.
+func Owned() ([]string, error) {
+	entries, err := os.ReadDir(netnsDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("netns: %w", err)
+	}
+	prefix := fmt.Sprintf("%s%d-", namePrefix, os.Getpid())
+	var names []string
+	for _, ent := range entries {
+		if strings.HasPrefix(ent.Name(), prefix) {
+			names = append(names, ent.Name())
+		}
+	}
+	return names, nil
+}
+
 // removeStale deletes namespaces this package made in processes that no
 // longer run, so an interrupted benchmark does not leave them behind.
 func removeStale() {

@@ -88,6 +88,9 @@ func TestPairCloseRemovesNamespaces(t *testing.T) {
 	if p.A.Exists() || p.B.Exists() {
 		t.Error("namespaces still there after Close")
 	}
+	if owned, err := Owned(); err != nil || len(owned) != 0 {
+		t.Errorf("Owned after Close: %v, %v", owned, err)
+	}
 	if err := p.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}

@@ -27,38 +27,45 @@ const (
 	Generic Mode = "generic"
 )
 
-// rig is the namespaces, the map, the program and its attachment.
-type rig struct {
-	pair    *netns.Pair
-	events  *ebpf.Map // ring buffer or perf event array; nil for none
-	capture *progs.XDPCapture
-	link    link.Link
-	mode    Mode
+// Capture is a namespace pair with the capture program attached to B's
+// veth: every packet from A to B produces an event in Events.
+type Capture struct {
+	// Pair is the namespaces; send from Pair.A to Pair.B.
+	Pair *netns.Pair
+	// Events is the ring buffer or perf event array; nil for the
+	// baseline.
+	Events *ebpf.Map
+	// Program is the loaded program and its counters.
+	Program *progs.XDPCapture
+	// Mode is how the program was attached.
+	Mode Mode
+	link link.Link
 }
 
-// newRig builds the namespaces and attaches the program for st to B's
-// veth.
-func newRig(st Strategy, ringSize int, mode Mode) (_ *rig, err error) {
-	r := &rig{}
+// NewCapture builds the namespaces, the event map (a ring of ringSize
+// bytes, or a perf event array) and the program for st, and attaches it
+// to B's veth in the given mode. Close undoes all of it.
+func NewCapture(st Strategy, ringSize int, mode Mode) (_ *Capture, err error) {
+	r := &Capture{}
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, r.close())
+			err = errors.Join(err, r.Close())
 		}
 	}()
-	if r.pair, err = netns.NewPair(); err != nil {
+	if r.Pair, err = netns.NewPair(); err != nil {
 		return nil, err
 	}
 	switch st.Output {
 	case progs.XDPRingbuf:
-		r.events, err = progs.NewRing(ringSize)
+		r.Events, err = progs.NewRing(ringSize)
 	case progs.XDPPerf:
 		// MaxEntries 0: cilium/ebpf sizes it for every possible CPU.
-		r.events, err = ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.PerfEventArray})
+		r.Events, err = ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.PerfEventArray})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("xdpbench: event map: %w", err)
 	}
-	if r.capture, err = progs.NewXDPCapture(progs.XDPSpec{Output: st.Output, Map: r.events, Flags: st.Flags}); err != nil {
+	if r.Program, err = progs.NewXDPCapture(progs.XDPSpec{Output: st.Output, Map: r.Events, Flags: st.Flags}); err != nil {
 		return nil, err
 	}
 	if err := r.attach(mode); err != nil {
@@ -69,10 +76,14 @@ func newRig(st Strategy, ringSize int, mode Mode) (_ *rig, err error) {
 
 // attach links the program to B's veth from inside B, where the
 // interface index means that interface.
-func (r *rig) attach(mode Mode) error {
+func (r *Capture) attach(mode Mode) error {
 	tries := []Mode{Native, Generic}
-	if mode != Auto {
+	switch mode {
+	case Auto:
+	case Native, Generic:
 		tries = []Mode{mode}
+	default:
+		return fmt.Errorf("xdpbench: unknown XDP mode %q", mode)
 	}
 	var errs []error
 	for _, m := range tries {
@@ -80,34 +91,35 @@ func (r *rig) attach(mode Mode) error {
 		if m == Generic {
 			flags = link.XDPGenericMode
 		}
-		err := r.pair.B.Do(func() (err error) {
+		err := r.Pair.B.Do(func() (err error) {
 			r.link, err = link.AttachXDP(link.XDPOptions{
-				Program: r.capture.Program, Interface: r.pair.B.Index, Flags: flags,
+				Program: r.Program.Program, Interface: r.Pair.B.Index, Flags: flags,
 			})
 			return err
 		})
 		if err == nil {
-			r.mode = m
+			r.Mode = m
 			return nil
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", m, err))
 	}
-	return fmt.Errorf("xdpbench: attach XDP to %s: %w", r.pair.B.Interface, errors.Join(errs...))
+	return fmt.Errorf("xdpbench: attach XDP to %s: %w", r.Pair.B.Interface, errors.Join(errs...))
 }
 
-func (r *rig) close() error {
+// Close detaches the program and removes the maps and the namespaces.
+func (r *Capture) Close() error {
 	var errs []error
 	if r.link != nil {
 		errs = append(errs, r.link.Close())
 	}
-	if r.capture != nil {
-		errs = append(errs, r.capture.Close())
+	if r.Program != nil {
+		errs = append(errs, r.Program.Close())
 	}
-	if r.events != nil {
-		errs = append(errs, r.events.Close())
+	if r.Events != nil {
+		errs = append(errs, r.Events.Close())
 	}
-	if r.pair != nil {
-		errs = append(errs, r.pair.Close())
+	if r.Pair != nil {
+		errs = append(errs, r.Pair.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -99,18 +99,18 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 		return nil, fmt.Errorf("xdpbench: enable BPF run time stats: %w", err)
 	}
 	defer stats.Close()
-	rg, err := newRig(cfg.Strategy, cfg.RingSize, cfg.Mode)
+	rg, err := NewCapture(cfg.Strategy, cfg.RingSize, cfg.Mode)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, rg.close()) }()
-	cons, err := newConsumer(cfg.Strategy, rg.events, cfg.PerfPerCPU)
+	defer func() { err = errors.Join(err, rg.Close()) }()
+	cons, err := newConsumer(cfg.Strategy, rg.Events, cfg.PerfPerCPU)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, cons.close()) }()
 
-	res := &Result{Strategy: cfg.Strategy.Name, Mode: rg.mode, sink: new(sink)}
+	res := &Result{Strategy: cfg.Strategy.Name, Mode: rg.Mode, sink: new(sink)}
 	ready := make(chan error, 1)
 	done := make(chan error, 1)
 	go func() {
@@ -137,15 +137,15 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 		return nil, err
 	}
 
-	statsBefore, err := rg.capture.Program.Stats()
+	statsBefore, err := rg.Program.Program.Stats()
 	if err != nil {
 		cons.stop()
 		<-done
 		return nil, err
 	}
 	flood, floodErr := xdpflood.Run(ctx, xdpflood.Config{
-		From:     &rg.pair.A,
-		To:       netip.AddrPortFrom(rg.pair.B.Addr, discardPort),
+		From:     &rg.Pair.A,
+		To:       netip.AddrPortFrom(rg.Pair.B.Addr, discardPort),
 		Payload:  cfg.Payload,
 		PPS:      cfg.PPS,
 		Duration: cfg.Duration,
@@ -153,7 +153,7 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 		CPUs:     cfg.SenderCPUs,
 	})
 	time.Sleep(grace)
-	statsAfter, statsErr := rg.capture.Program.Stats()
+	statsAfter, statsErr := rg.Program.Program.Stats()
 	cons.stop()
 	consErr := <-done
 	if err := errors.Join(floodErr, statsErr, consErr); err != nil {
@@ -165,7 +165,7 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	res.XDPRuns = statsAfter.RunCount - statsBefore.RunCount
 	res.BPFRunTime = statsAfter.Runtime - statsBefore.Runtime
 	res.TransportLost = cons.lost()
-	if res.Numbered, res.Dropped, err = progs.ReadCounters(rg.capture.Counters); err != nil {
+	if res.Numbered, res.Dropped, err = progs.ReadCounters(rg.Program.Counters); err != nil {
 		return nil, err
 	}
 	res.Delivered = res.sink.delivered
