@@ -35,10 +35,13 @@ func newConsumer(st Strategy, m *ebpf.Map, perfPerCPU int) (consumer, error) {
 			return nil, fmt.Errorf("perf reader: %w", err)
 		}
 		return &perfConsumer{rd: rd}, nil
-	case UpstreamReadInto:
+	case UpstreamReadInto, UpstreamSleep:
 		rd, err := upstream.NewReader(m)
 		if err != nil {
 			return nil, fmt.Errorf("upstream ringbuf reader: %w", err)
+		}
+		if st.Consumer == UpstreamSleep {
+			return &upstreamSleeper{rd: rd, pause: st.Sleep}, nil
 		}
 		return &upstreamConsumer{rd: rd}, nil
 	case RecordsEpoll, RecordsBusyPoll, RecordsSleep:
@@ -107,6 +110,47 @@ func (c *upstreamConsumer) run(s *sink) error {
 func (c *upstreamConsumer) stop()        { c.rd.Flush() }
 func (c *upstreamConsumer) lost() uint64 { return 0 }
 func (c *upstreamConsumer) close() error { return c.rd.Close() }
+
+// upstreamSleeper drains with cilium/ebpf's ReadInto and a deadline in
+// the past, then sleeps, like recordsConsumer's sleeping mode.
+type upstreamSleeper struct {
+	rd      *upstream.Reader
+	pause   time.Duration
+	stopped atomic.Bool
+}
+
+func (c *upstreamSleeper) run(s *sink) error {
+	c.rd.SetDeadline(time.Unix(1, 0))
+	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("timer slack: %w", err)
+	}
+	ts := unix.NsecToTimespec(c.pause.Nanoseconds())
+	var rec upstream.Record
+	for {
+		last := c.stopped.Load()
+		// The same look before draining as recordsConsumer: an empty
+		// ReadInto would cost an epoll_wait.
+		if last || c.rd.AvailableBytes() > 0 {
+			for {
+				err := c.rd.ReadInto(&rec)
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					break
+				}
+				if err != nil {
+					return err
+				}
+				s.event(rec.RawSample)
+			}
+		}
+		if last {
+			return nil
+		}
+		unix.Nanosleep(&ts, nil)
+	}
+}
+func (c *upstreamSleeper) stop()        { c.stopped.Store(true) }
+func (c *upstreamSleeper) lost() uint64 { return 0 }
+func (c *upstreamSleeper) close() error { return c.rd.Close() }
 
 // recordsConsumer ranges over our Reader's Records: blocking in epoll,
 // busy-polling, or sleeping between drains.

@@ -96,6 +96,7 @@ func (r *Result) Metrics() []Metric {
 		{cpustat.PerSecond(r.BPFRunTime, r.Elapsed), "bpf-ms/s"},
 		{cpustat.PerSecond(r.Consumer.User, r.ConsumerWall), "usr-ms/s"},
 		{cpustat.PerSecond(r.Consumer.System, r.ConsumerWall), "sys-ms/s"},
+		{cpustat.PerSecond(r.Consumer.Total(), r.ConsumerWall), "cons-ms/s"},
 	}
 	if r.XDPRuns > 0 {
 		m = append(m, Metric{float64(r.BPFRunTime) / float64(r.XDPRuns), "bpf-ns/pkt"})

@@ -28,6 +28,9 @@ const (
 	// RecordsSleep drains the ring with Records (deadline in the past),
 	// then sleeps Strategy.Sleep with nanosleep(2), and again.
 	RecordsSleep
+	// UpstreamSleep is RecordsSleep with cilium/ebpf's ringbuf.Reader and
+	// ReadInto: the same wake-ups, so only the readers differ.
+	UpstreamSleep
 )
 
 // Strategy is one row of the benchmark: what the XDP program sends and
@@ -71,5 +74,8 @@ func Strategies() []Strategy {
 			Output: progs.XDPRingbuf, Flags: progs.NoWakeup, Consumer: RecordsSleep, Sleep: d,
 		})
 	}
-	return s
+	return append(s, Strategy{
+		Name:   "rb-sleep-50us-upstream",
+		Output: progs.XDPRingbuf, Flags: progs.NoWakeup, Consumer: UpstreamSleep, Sleep: 50 * time.Microsecond,
+	})
 }
