@@ -27,7 +27,7 @@ import (
 //	XDP_RING          ring buffer bytes (1048576)
 //	XDP_PERF_BUF      perf buffer bytes per CPU (0: XDP_RING / CPUs)
 //	XDP_MODE          native, generic, or empty for native then generic
-//	XDP_LOSS_PPS      offered rates of the loss sweep (100000,120000,160000,200000)
+//	XDP_LOSS_PPS      offered rates of the loss sweep (120000,140000,160000,200000)
 //	XDP_LOSS_SENDER_CPUS  sender CPUs of the loss sweep (0,1)
 type xdpKnobs struct {
 	cfg            xdpbench.Config
@@ -48,7 +48,7 @@ func xdpEnv(t testing.TB) xdpKnobs {
 		PerfPerCPU:  xdpInt(t, "XDP_PERF_BUF", 0),
 		Mode:        xdpbench.Mode(os.Getenv("XDP_MODE")),
 	}}
-	k.lossPPS = xdpInts(t, "XDP_LOSS_PPS", []int{100000, 120000, 160000, 200000})
+	k.lossPPS = xdpInts(t, "XDP_LOSS_PPS", []int{120000, 140000, 160000, 200000})
 	k.lossSenderCPUs = xdpInts(t, "XDP_LOSS_SENDER_CPUS", []int{0, 1})
 	return k
 }
