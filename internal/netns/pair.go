@@ -14,6 +14,7 @@ package netns
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -169,6 +170,33 @@ func (p *Pair) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// LinkStats are an interface's packet and drop counters.
+type LinkStats struct {
+	RxPackets, RxDropped, TxPackets, TxDropped uint64
+}
+
+// Stats reads the interface's counters (ip -s link, in the namespace).
+func (e *End) Stats() (LinkStats, error) {
+	var stderr bytes.Buffer
+	cmd := exec.Command("ip", "-n", e.Namespace, "-j", "-s", "link", "show", "dev", e.Interface)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return LinkStats{}, fmt.Errorf("netns: stats of %s: %w: %s", e.Interface, err, strings.TrimSpace(stderr.String()))
+	}
+	var links []struct {
+		Stats struct {
+			Rx struct{ Packets, Dropped uint64 }
+			Tx struct{ Packets, Dropped uint64 }
+		} `json:"stats64"`
+	}
+	if err := json.Unmarshal(out, &links); err != nil || len(links) != 1 {
+		return LinkStats{}, fmt.Errorf("netns: stats of %s: unexpected output %q: %v", e.Interface, out, err)
+	}
+	st := links[0].Stats
+	return LinkStats{RxPackets: st.Rx.Packets, RxDropped: st.Rx.Dropped, TxPackets: st.Tx.Packets, TxDropped: st.Tx.Dropped}, nil
 }
 
 // Exists reports whether the namespace is still there.

@@ -71,6 +71,17 @@ func TestPairCarriesUDP(t *testing.T) {
 			if string(buf[:n]) != string(want) || src.Addr() != tc.from.Addr {
 				t.Errorf("got %q from %v, want %q from %v", buf[:n], src, want, tc.from.Addr)
 			}
+			from, err := tc.from.Stats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			to, err := tc.to.Stats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if from.TxPackets == 0 || to.RxPackets == 0 {
+				t.Errorf("counters did not move: sender %+v, receiver %+v", from, to)
+			}
 		})
 	}
 }

@@ -16,6 +16,8 @@ type Result struct {
 	Elapsed time.Duration
 	// Sent counts datagrams the flood handed to the kernel.
 	Sent uint64
+	// VethDropped counts packets the veth link dropped, at either end.
+	VethDropped uint64
 	// XDPRuns counts the program's runs (packets it saw), from the
 	// kernel's BPF statistics.
 	XDPRuns uint64
@@ -77,6 +79,15 @@ func (r *Result) EndToEndLostPercent() float64 {
 	return 100 * float64(r.Sent-min(r.Delivered, r.Sent)) / float64(r.Sent)
 }
 
+// VethDropPercent is the share of sent packets the veth link dropped
+// before the program saw them.
+func (r *Result) VethDropPercent() float64 {
+	if r.Sent == 0 {
+		return 0
+	}
+	return 100 * float64(r.VethDropped) / float64(r.Sent)
+}
+
 // Metric is one number for testing.B.ReportMetric.
 type Metric struct {
 	Value float64
@@ -93,6 +104,7 @@ func (r *Result) Metrics() []Metric {
 		{r.DeliveredPPS(), "delivered-pps"},
 		{r.LostPercent(), "lost-%"},
 		{r.EndToEndLostPercent(), "e2e-lost-%"},
+		{r.VethDropPercent(), "veth-drop-%"},
 		{cpustat.PerSecond(r.BPFRunTime, r.Elapsed), "bpf-ms/s"},
 		{cpustat.PerSecond(r.Consumer.User, r.ConsumerWall), "usr-ms/s"},
 		{cpustat.PerSecond(r.Consumer.System, r.ConsumerWall), "sys-ms/s"},

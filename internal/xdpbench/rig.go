@@ -106,6 +106,21 @@ func (r *Capture) attach(mode Mode) error {
 	return fmt.Errorf("xdpbench: attach XDP to %s: %w", r.Pair.B.Interface, errors.Join(errs...))
 }
 
+// vethDrops returns the packets the veth link dropped so far, at either
+// end: when the receive side falls behind, the sender's veth finds the
+// peer's queue full and drops before any XDP program sees the packet.
+func (r *Capture) vethDrops() (uint64, error) {
+	a, err := r.Pair.A.Stats()
+	if err != nil {
+		return 0, err
+	}
+	b, err := r.Pair.B.Stats()
+	if err != nil {
+		return 0, err
+	}
+	return a.TxDropped + a.RxDropped + b.TxDropped + b.RxDropped, nil
+}
+
 // Close detaches the program and removes the maps and the namespaces.
 func (r *Capture) Close() error {
 	var errs []error

@@ -138,6 +138,10 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	}
 
 	statsBefore, err := rg.Program.Program.Stats()
+	var dropsBefore uint64
+	if err == nil {
+		dropsBefore, err = rg.vethDrops()
+	}
 	if err != nil {
 		cons.stop()
 		<-done
@@ -154,11 +158,13 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	})
 	time.Sleep(grace)
 	statsAfter, statsErr := rg.Program.Program.Stats()
+	dropsAfter, dropsErr := rg.vethDrops()
 	cons.stop()
 	consErr := <-done
-	if err := errors.Join(floodErr, statsErr, consErr); err != nil {
+	if err := errors.Join(floodErr, statsErr, dropsErr, consErr); err != nil {
 		return nil, err
 	}
+	res.VethDropped = dropsAfter - dropsBefore
 
 	res.Elapsed = flood.Elapsed
 	res.Sent = flood.Sent

@@ -42,6 +42,7 @@ var lossColumns = []column{
 	{header: "delivered pps", unit: "delivered-pps"},
 	{header: "lost %", unit: "lost-%", digits: 3},
 	{header: "e2e lost %", unit: "e2e-lost-%", digits: 3},
+	{header: "veth drop %", unit: "veth-drop-%", digits: 3},
 	{header: "p99 µs", unit: "p99-us", digits: 0},
 	{header: "BPF ns/pkt", unit: "bpf-ns/pkt"},
 	{header: "consumer CPU %", unit: "", show: consumerPercent},
