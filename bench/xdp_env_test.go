@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -37,6 +38,13 @@ type xdpKnobs struct {
 
 func xdpEnv(t testing.TB) xdpKnobs {
 	t.Helper()
+	if xdpSmoke() && os.Getenv("XDP_DURATION") == "" {
+		// make test runs every benchmark with -benchtime 100x as a smoke
+		// test; a row here is a timed run that ignores b.N, so keep the
+		// smoke short.
+		t.Setenv("XDP_DURATION", "200ms")
+		t.Setenv("XDP_LOSS_PPS", "140000")
+	}
 	k := xdpKnobs{cfg: xdpbench.Config{
 		PPS:         xdpInt(t, "XDP_PPS", 80000),
 		Duration:    xdpDuration(t, "XDP_DURATION", 5*time.Second),
@@ -51,6 +59,18 @@ func xdpEnv(t testing.TB) xdpKnobs {
 	k.lossPPS = xdpInts(t, "XDP_LOSS_PPS", []int{120000, 140000, 160000, 200000})
 	k.lossSenderCPUs = xdpInts(t, "XDP_LOSS_SENDER_CPUS", []int{0, 1})
 	return k
+}
+
+// xdpSmoke reports whether the benchmarks run with an iteration count
+// above one (-benchtime 100x), which only a smoke run asks of them.
+func xdpSmoke() bool {
+	f := flag.Lookup("test.benchtime")
+	if f == nil {
+		return false
+	}
+	v := f.Value.String()
+	n, err := strconv.Atoi(strings.TrimSuffix(v, "x"))
+	return strings.HasSuffix(v, "x") && err == nil && n > 1
 }
 
 // xdpConfigLines returns the settings as benchfmt configuration lines,
