@@ -73,6 +73,7 @@ const (
 	XDPPerf
 )
 
+// String names the output as the tests do: none, ringbuf, perf.
 func (o XDPOutput) String() string {
 	switch o {
 	case XDPNoOutput:
