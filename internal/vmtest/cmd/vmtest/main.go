@@ -37,7 +37,7 @@ func run() int {
 		accel        = flag.String("accel", envOr("ACCEL", vmtest.AccelAuto), "accelerator: auto, kvm or tcg ($ACCEL)")
 		vmTimeout    = flag.Duration("timeout", 20*time.Minute, "host-side time limit for each VM")
 		testTimeout  = flag.Duration("test-timeout", 10*time.Minute, "-test.timeout for each test binary in the guest")
-		benchTimeout = flag.Duration("bench-timeout", 5*time.Minute, "time limit for each benchmark smoke run in the guest")
+		benchTimeout = flag.Duration("bench-timeout", 3*time.Minute, "time limit for each benchmark smoke run in the guest")
 		bench        = flag.Bool("bench", true, "run the benchmark smoke after the tests")
 		runRE        = flag.String("run", "", "passed to the test binaries as -test.run")
 		refresh      = flag.Bool("refresh", false, "re-resolve and fetch kernels even when cached")
@@ -47,6 +47,8 @@ func run() int {
 		cacheDir     = flag.String("cache", "", "kernel cache (default <module>/.cache/vmtest)")
 		resultsDir   = flag.String("results", "", "log folder (default <module>/results/vms)")
 	)
+	var env envList
+	flag.Var(&env, "env", "`KEY=VALUE` added to the guest environment (repeatable)")
 	flag.Parse()
 
 	moduleDir, err := findModuleDir()
@@ -91,6 +93,7 @@ func run() int {
 			BenchTimeout: *benchTimeout,
 			Run:          *runRE,
 			Bench:        *bench,
+			Env:          env,
 		},
 		Refresh: *refresh,
 		Offline: *offline,
@@ -172,4 +175,17 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// envList collects repeated -env flags.
+type envList []string
+
+func (e *envList) String() string { return strings.Join(*e, " ") }
+
+func (e *envList) Set(v string) error {
+	if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+		return fmt.Errorf("want KEY=VALUE, got %q", v)
+	}
+	*e = append(*e, v)
+	return nil
 }
