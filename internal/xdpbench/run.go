@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -57,9 +58,17 @@ func (c *Config) fill() error {
 	if c.SenderCPUs == nil {
 		c.SenderCPUs = []int{0}
 	}
-	if c.ConsumerCPU < 0 {
-		c.ConsumerCPU = runtime.NumCPU() - 1
+	// CPUs this machine lacks wrap around, so the defaults made for two
+	// CPUs still run on one.
+	cpus := runtime.NumCPU()
+	c.SenderCPUs = slices.Clone(c.SenderCPUs)
+	for i := range c.SenderCPUs {
+		c.SenderCPUs[i] %= cpus
 	}
+	if c.ConsumerCPU < 0 {
+		c.ConsumerCPU = cpus - 1
+	}
+	c.ConsumerCPU %= cpus
 	if c.RingSize == 0 {
 		c.RingSize = 1 << 20
 	}
