@@ -3,6 +3,8 @@ package vmtest
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -126,7 +128,7 @@ func (r *Report) WriteSummary(w io.Writer) {
 		}
 		logs := ""
 		if kr.LogDir != "" {
-			logs = "logs: " + kr.LogDir
+			logs = "logs: " + shortPath(kr.LogDir)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", kr.Kernel.Name, kr.Verdict, vm, logs)
 	}
@@ -142,6 +144,18 @@ func (r *Report) WriteSummary(w io.Writer) {
 	// The closing line has the plain "N passed, N failed, N skipped" form
 	// that CI logs are read by.
 	fmt.Fprintf(w, "vmtest: %d passed, %d failed, %d skipped\n", t.Passed, t.Failed, t.Skipped)
+}
+
+// shortPath shows p relative to the working folder when it is below it.
+func shortPath(p string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return p
 }
 
 func firstLine(s string) string {
