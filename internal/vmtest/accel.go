@@ -15,9 +15,12 @@ import (
 
 // Accelerator choices for the -accel flag and ACCEL=.
 const (
+	// AccelAuto uses KVM when a probe guest runs under it, else TCG.
 	AccelAuto = "auto"
-	AccelKVM  = "kvm"
-	AccelTCG  = "tcg"
+	// AccelKVM is hardware virtualisation through /dev/kvm.
+	AccelKVM = "kvm"
+	// AccelTCG is QEMU's emulator: slower, but it runs anywhere.
+	AccelTCG = "tcg"
 )
 
 // ProbeFirmware is a 64 KiB BIOS image whose only code, at the x86 reset

@@ -29,6 +29,7 @@ type Apt struct {
 	Root string
 	// Mirror is the base URL, such as "http://host".
 	Mirror string
+	// Suites are the suites in the private sources list.
 	Suites []Suite
 	// Keyring verifies the Release files; empty means DebianKeyring.
 	Keyring string

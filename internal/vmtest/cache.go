@@ -25,8 +25,10 @@ type CachedKernel struct {
 	Package string `json:"package"`
 	Version string `json:"version"`
 	// Release is the kernel's release string, what uname -r prints.
-	Release   string    `json:"release"`
-	Suites    []string  `json:"suites"`
+	Release string `json:"release"`
+	// Suites are the suites the image was resolved from.
+	Suites []string `json:"suites"`
+	// FetchedAt is when the image was downloaded (UTC).
 	FetchedAt time.Time `json:"fetched_at"`
 
 	// Vmlinuz is the image's path; set when loaded, not stored.

@@ -30,6 +30,7 @@ type Console struct {
 
 // StepResult is what the console shows of one step.
 type StepResult struct {
+	// Package and Phase name the step, as in the plan.
 	Package string
 	Phase   wire.Phase
 	// Ended says a RESULT marker closed the step; Exit, Why and Seconds
@@ -116,6 +117,8 @@ func ParseConsole(lines []string) *Console {
 
 // TestCounts are the results `go test -v` printed.
 type TestCounts struct {
+	// Passed, Failed and Skipped count "--- PASS", "--- FAIL" and
+	// "--- SKIP" lines.
 	Passed, Failed, Skipped int
 }
 

@@ -46,9 +46,13 @@ var Matrix = []Kernel{
 
 // Selector words that stand for a set of kernels rather than one.
 const (
-	SelectAll    = "all"
-	SelectQuick  = "quick"
+	// SelectAll is every kernel of the matrix.
+	SelectAll = "all"
+	// SelectQuick is the oldest and the newest kernel.
+	SelectQuick = "quick"
+	// SelectOldest is the first kernel of the matrix.
 	SelectOldest = "oldest"
+	// SelectNewest is the last kernel of the matrix.
 	SelectNewest = "newest"
 )
 

@@ -40,12 +40,14 @@ const (
 // Verdict is an outcome with a one-line explanation.
 type Verdict struct {
 	Outcome Outcome
-	Detail  string
+	// Detail says which steps failed, the panic line, and the like.
+	Detail string
 }
 
 // OK says the verdict is a pass.
 func (v Verdict) OK() bool { return v.Outcome == OutcomePass }
 
+// String renders the verdict as "outcome: detail".
 func (v Verdict) String() string {
 	if v.Detail == "" {
 		return string(v.Outcome)

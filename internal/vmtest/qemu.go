@@ -40,11 +40,14 @@ var KernelArgs = []string{
 // VM is one boot of one kernel.
 type VM struct {
 	// Name is the matrix entry; the guest echoes it back.
-	Name   string
-	QEMU   string
-	Accel  string
-	Kernel string
-	Initrd string
+	Name string
+	// QEMU is the emulator binary, normally QEMU.
+	QEMU string
+	// Accel is AccelKVM or AccelTCG (ChooseAccel settles AccelAuto).
+	Accel string
+	// Kernel is the vmlinuz to boot and Initrd the archive from
+	// PackInitramfs.
+	Kernel, Initrd string
 	// Timeout bounds the whole VM run from the host: go test's own
 	// -test.timeout does not stop a hung kernel, nor (in the guest)
 	// benchmarks that never finish.

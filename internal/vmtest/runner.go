@@ -19,17 +19,20 @@ import (
 type Options struct {
 	// ModuleDir is the module root, where go list and go test run.
 	ModuleDir string
-	Cache     Cache
+	// Cache keeps the kernels.
+	Cache Cache
 	// ResultsDir gets one folder of logs per kernel.
 	ResultsDir string
-	Kernels    []Kernel
+	// Kernels are booted in this order, one at a time.
+	Kernels []Kernel
 	// Patterns select packages for go list; empty means ./... .
 	Patterns []string
 	// Accel is AccelAuto, AccelKVM or AccelTCG.
 	Accel string
 	// VMTimeout bounds each VM from the host.
 	VMTimeout time.Duration
-	Plan      PlanOptions
+	// Plan shapes what runs inside each VM.
+	Plan PlanOptions
 	// Refresh re-resolves kernels that are already cached.
 	Refresh bool
 	// Offline never fetches: kernels that are not cached are not run.
@@ -40,6 +43,7 @@ type Options struct {
 
 // PackageBuild is one package as built for the guest.
 type PackageBuild struct {
+	// Pkg is the package as go list found it.
 	Pkg TestPackage
 	// Err and Output describe a failed build.
 	Err    error
@@ -48,8 +52,12 @@ type PackageBuild struct {
 
 // KernelReport is the result of one kernel.
 type KernelReport struct {
-	Kernel  Kernel
-	Cached  *CachedKernel
+	// Kernel is the matrix entry and Cached the image that was booted
+	// (nil when there was none).
+	Kernel Kernel
+	Cached *CachedKernel
+	// Boot is what the host saw, Console what the guest said, Verdict
+	// what the two add up to.
 	Boot    Boot
 	Console *Console
 	Verdict Verdict
@@ -59,10 +67,14 @@ type KernelReport struct {
 
 // Report is the result of a matrix run.
 type Report struct {
+	// Accel is the accelerator used, and AccelReason why.
 	Accel, AccelReason string
-	Builds             []PackageBuild
-	Plan               *wire.Plan
-	Kernels            []KernelReport
+	// Builds has one entry per package with tests, built or not.
+	Builds []PackageBuild
+	// Plan is what every VM ran.
+	Plan *wire.Plan
+	// Kernels has one report per selected kernel, in matrix order.
+	Kernels []KernelReport
 	// Durations of the phases, for the summary.
 	FetchTime, BuildTime, Total time.Duration
 }
@@ -295,6 +307,7 @@ type prefixWriter struct {
 	midLine bool
 }
 
+// Write implements io.Writer.
 func (p *prefixWriter) Write(b []byte) (int, error) {
 	if p.w == nil {
 		return len(b), nil

@@ -13,6 +13,8 @@ import (
 
 // Row is one line of the summary table: one package on one kernel.
 type Row struct {
+	// Kernel is the matrix entry, Release its uname -r, Package the
+	// package path inside the module.
 	Kernel, Release, Package string
 	// Boot is the kernel's boot time in seconds (the same on each of its
 	// rows), zero when it never booted.

@@ -31,20 +31,32 @@ const (
 
 // Field names used in markers.
 const (
-	FieldKernel  = "kernel"
+	// FieldKernel is the host's name for the kernel (BOOTED).
+	FieldKernel = "kernel"
+	// FieldRelease is the running kernel's uname -r (BOOTED).
 	FieldRelease = "release"
-	FieldPkg     = "pkg"
-	FieldPhase   = "phase"
-	FieldExit    = "exit"
+	// FieldPkg is the import path of a step's package (BEGIN, RESULT).
+	FieldPkg = "pkg"
+	// FieldPhase is a step's Phase (BEGIN, RESULT).
+	FieldPhase = "phase"
+	// FieldExit is a step's exit code, -1 when it did not exit (RESULT).
+	FieldExit = "exit"
+	// FieldSeconds is how long a step ran (RESULT).
 	FieldSeconds = "seconds"
-	FieldWhy     = "why"
-	FieldStatus  = "status"
-	FieldMsg     = "msg"
+	// FieldWhy says why a step did not simply exit: "timeout",
+	// "signal:NAME" or "start" (RESULT).
+	FieldWhy = "why"
+	// FieldStatus is "pass" or "fail" (DONE).
+	FieldStatus = "status"
+	// FieldMsg is free text (ERROR, NOTE).
+	FieldMsg = "msg"
 )
 
 // Marker is one parsed marker line.
 type Marker struct {
-	Kind   string
+	// Kind is one of the Kind constants.
+	Kind string
+	// Fields holds the name=value pairs after the kind.
 	Fields map[string]string
 }
 

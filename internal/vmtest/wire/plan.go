@@ -22,7 +22,9 @@ type Phase string
 // The phases a step can be in. Benchmarks run after the tests, separately,
 // so a benchmark that hangs cannot hide test results.
 const (
-	PhaseTest  Phase = "test"
+	// PhaseTest runs the tests with -test.v.
+	PhaseTest Phase = "test"
+	// PhaseBench is the benchmark smoke run.
 	PhaseBench Phase = "bench"
 )
 
@@ -39,12 +41,14 @@ type Plan struct {
 type Step struct {
 	// Package is the Go import path the binary was built from.
 	Package string `json:"package"`
-	Phase   Phase  `json:"phase"`
+	// Phase says whether this runs the tests or the benchmark smoke.
+	Phase Phase `json:"phase"`
 	// Binary is the absolute path of the test binary inside the guest.
 	Binary string `json:"binary"`
 	// Dir is the working directory, holding a copy of the package's
 	// testdata folder, as `go test` would run it from the package folder.
-	Dir  string   `json:"dir"`
+	Dir string `json:"dir"`
+	// Args are the test binary's flags (-test.v, -test.bench, ...).
 	Args []string `json:"args"`
 	// TimeoutSeconds bounds the step inside the guest; zero means none.
 	// The host keeps its own timeout for the whole VM on top of this.

@@ -180,8 +180,10 @@ func envOr(name, def string) string {
 // envList collects repeated -env flags.
 type envList []string
 
+// String implements flag.Value.
 func (e *envList) String() string { return strings.Join(*e, " ") }
 
+// Set implements flag.Value.
 func (e *envList) Set(v string) error {
 	if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
 		return fmt.Errorf("want KEY=VALUE, got %q", v)
