@@ -95,8 +95,9 @@ func build(rs *resultSet, opts options) (*figure, error) {
 }
 
 // newPlot makes a plot with the title and axis labels of opts, falling
-// back to the given defaults.
-func newPlot(opts options, title, xlabel, ylabel string) *plot.Plot {
+// back to the given defaults, and a grid. Bar plots pass vgrid false, to
+// keep grid lines from running through the bars.
+func newPlot(opts options, title, xlabel, ylabel string, vgrid bool) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = cmp(opts.title, title)
 	p.Title.TextStyle.Font.Size = 13
@@ -109,7 +110,11 @@ func newPlot(opts options, title, xlabel, ylabel string) *plot.Plot {
 	p.Y.Tick.Label.Font.Size = 9.5
 	p.X.Tick.Marker = tidyTicks{}
 	p.Y.Tick.Marker = tidyTicks{}
-	p.Add(plotter.NewGrid())
+	grid := plotter.NewGrid()
+	if !vgrid {
+		grid.Vertical.Color = nil
+	}
+	p.Add(grid)
 	return p
 }
 
@@ -128,12 +133,44 @@ func (tidyTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
+// tidyLogTicks marks a log axis: powers of ten across two decades or
+// more, evenly spaced round numbers across less, labelled like tidyTicks.
+type tidyLogTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (tidyLogTicks) Ticks(lo, hi float64) []plot.Tick {
+	if hi/lo >= 100 {
+		ticks := plot.LogTicks{}.Ticks(lo, hi)
+		for i, t := range ticks {
+			if !t.IsMinor() {
+				ticks[i].Label = strconv.FormatFloat(t.Value, 'g', 6, 64)
+			}
+		}
+		return ticks
+	}
+	var ticks []plot.Tick
+	for _, t := range (tidyTicks{}).Ticks(lo, hi) {
+		if t.Value > 0 {
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
+}
+
 // cmp returns a if it is not empty, else b.
 func cmp(a, b string) string {
 	if a != "" {
 		return a
 	}
 	return b
+}
+
+// logLabel marks an axis label as log scale when log is set.
+func logLabel(label string, log bool) string {
+	if log {
+		return label + " (log scale)"
+	}
+	return label
 }
 
 // defaultTitle names the benchmarks the plot shows.
@@ -160,11 +197,7 @@ func newLegend(fig *figure, header string) {
 // linePlot draws one line per series through the medians, with min–max
 // error bars.
 func linePlot(t *table, opts options) (*figure, error) {
-	xlabel := t.XKey
-	if opts.logx {
-		xlabel += " (log scale)"
-	}
-	p := newPlot(opts, defaultTitle(t.Used, t.Unit+" by "+t.XKey), xlabel, t.Unit)
+	p := newPlot(opts, defaultTitle(t.Used, t.Unit+" by "+t.XKey), logLabel(t.XKey, opts.logx), logLabel(t.Unit, opts.logy), true)
 	fig := &figure{plot: p}
 	if t.SeriesKey != "" {
 		newLegend(fig, t.SeriesKey)
@@ -214,9 +247,9 @@ func linePlot(t *table, opts options) (*figure, error) {
 			}
 			p.X.Tick.Marker = ticks
 		} else {
-			p.X.Tick.Marker = plot.LogTicks{}
+			p.X.Tick.Marker = tidyLogTicks{}
 		}
-		pad := math.Pow(p.X.Max/p.X.Min, 0.03)
+		pad := logPad(p.X.Min, p.X.Max, 0.03)
 		p.X.Min, p.X.Max = p.X.Min/pad, p.X.Max*pad
 	} else {
 		pad := 0.03 * (p.X.Max - p.X.Min)
@@ -235,13 +268,22 @@ type errorXYs struct {
 	plotter.YErrors
 }
 
+// logPad is the factor that widens [lo, hi] on a log axis by frac of its
+// decades at each end, or by 2 when the range is a single value.
+func logPad(lo, hi, frac float64) float64 {
+	if pad := math.Pow(hi/lo, frac); pad > 1.0001 {
+		return pad
+	}
+	return 2
+}
+
 // setYRange starts a linear y axis at zero, when no value is negative, and
 // leaves headroom above the highest value.
 func setYRange(p *plot.Plot, logy bool) {
 	if logy {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{}
-		pad := math.Pow(p.Y.Max/p.Y.Min, 0.05)
+		p.Y.Tick.Marker = tidyLogTicks{}
+		pad := logPad(p.Y.Min, p.Y.Max, 0.05)
 		p.Y.Min, p.Y.Max = p.Y.Min/pad, p.Y.Max*pad
 		return
 	}
@@ -263,7 +305,7 @@ func barPlot(t *table, opts options) (*figure, error) {
 	if opts.logx {
 		return nil, fmt.Errorf("-logx is not supported for -kind bar: its x axis is categories")
 	}
-	p := newPlot(opts, defaultTitle(t.Used, t.Unit+" by "+t.XKey), t.XKey, t.Unit)
+	p := newPlot(opts, defaultTitle(t.Used, t.Unit+" by "+t.XKey), t.XKey, t.Unit, false)
 	fig := &figure{plot: p}
 	if t.SeriesKey != "" {
 		newLegend(fig, t.SeriesKey)
@@ -362,7 +404,7 @@ func (b barThumb) Thumbnail(c *draw.Canvas) {
 // scatterPlot draws one labelled point per series at the medians of the two
 // units, with min–max error bars in both directions.
 func scatterPlot(d *scatterData, opts options) (*figure, error) {
-	p := newPlot(opts, defaultTitle(d.Used, d.YUnit+" vs "+d.XUnit), d.XUnit, d.YUnit)
+	p := newPlot(opts, defaultTitle(d.Used, d.YUnit+" vs "+d.XUnit), logLabel(d.XUnit, opts.logx), logLabel(d.YUnit, opts.logy), true)
 	fig := &figure{plot: p}
 	for i, pt := range d.Points {
 		if opts.logx && pt.X.Min <= 0 {
@@ -411,11 +453,8 @@ func scatterPlot(d *scatterData, opts options) (*figure, error) {
 	}{{&p.X, opts.logx}, {&p.Y, opts.logy}} {
 		if ax.log {
 			ax.a.Scale = plot.LogScale{}
-			ax.a.Tick.Marker = plot.LogTicks{}
-			pad := math.Pow(ax.a.Max/ax.a.Min, 0.08)
-			if pad == 1 {
-				pad = 2
-			}
+			ax.a.Tick.Marker = tidyLogTicks{}
+			pad := logPad(ax.a.Min, ax.a.Max, 0.08)
 			ax.a.Min, ax.a.Max = ax.a.Min/pad, ax.a.Max*pad
 			continue
 		}
@@ -462,9 +501,9 @@ func caption(used []result, opts options, n [2]int) []string {
 	if n[0] != n[1] {
 		runs = fmt.Sprintf("%d–%d", n[0], n[1])
 	}
-	second := "median of " + runs + " runs"
+	second := "one run per point"
 	if n[1] > 1 {
-		second += ", bars span min–max"
+		second = "median of " + runs + " runs, bars span min–max"
 	}
 	if len(opts.filters) > 0 {
 		second += "; filter " + opts.filters.String()

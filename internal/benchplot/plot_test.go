@@ -174,7 +174,7 @@ func TestRunErrors(t *testing.T) {
 }
 
 func TestWrap(t *testing.T) {
-	p := newPlot(options{}, "t", "x", "y")
+	p := newPlot(options{}, "t", "x", "y", true)
 	sty := p.X.Tick.Label
 	long := strings.Repeat("word ", 60)
 	lines := wrap(sty, long, 200)
