@@ -58,11 +58,14 @@ func (l *listFlag) Set(s string) error {
 	return nil
 }
 
+// main runs the command, exiting 2 with the error on stderr if it fails.
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "benchplot:", err)
-		}
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchplot:", err)
 		os.Exit(2)
 	}
 }
@@ -78,11 +81,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		width       = fs.Float64("width", 8, "image `inches` wide")
 		height      = fs.Float64("height", 5, "image `inches` high")
 	)
-	fs.Var(&in, "in", "benchmark output `file` (repeatable; also taken from arguments; - or none is stdin)")
+	fs.Var(&in, "in", "benchmark output `file`, or label=file to name it in .file (repeatable; also taken from arguments; - or none is stdin)")
 	fs.StringVar(&opts.kind, "kind", "line", "plot `kind`: line, bar or scatter")
 	fs.StringVar(&opts.x, "x", "", "line, bar: name `key` for the x axis; scatter: unit for the x axis")
 	fs.StringVar(&opts.y, "y", "", "`unit` for the y axis, e.g. ns/op, Mrec/s")
-	fs.StringVar(&opts.series, "series", "", "`key` whose values are the lines, bar groups or scatter points (scatter default .fullname)")
+	fs.StringVar(&opts.series, "series", "", "`key` whose values are the lines, the bars in each x group, or the scatter points (scatter default .fullname)")
 	fs.Var(&filters, "filter", "keep results with `key=value` (repeatable or comma-separated; one key given twice means either value)")
 	fs.BoolVar(&opts.logx, "logx", false, "log-scale x axis (line, scatter)")
 	fs.BoolVar(&opts.logy, "logy", false, "log-scale y axis (line, scatter)")

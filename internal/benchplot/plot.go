@@ -21,8 +21,9 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
+// init makes sans-serif the default font: it reads better than gonum's
+// default serif at small sizes.
 func init() {
-	// Sans-serif reads better than gonum's default serif at small sizes.
 	plot.DefaultFont.Variant = "Sans"
 }
 
@@ -508,7 +509,7 @@ func caption(used []result, opts options, n [2]int) []string {
 	if len(opts.filters) > 0 {
 		second += "; filter " + opts.filters.String()
 	}
-	return []string{strings.Join(first, "   ·   "), second}
+	return []string{strings.Join(first, " · "), second}
 }
 
 // draw lays the figure out on c: caption lines along the bottom, the

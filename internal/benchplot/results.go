@@ -49,7 +49,7 @@ type resultSet struct {
 // readFiles reads Go benchmark results from the named files ("-" is
 // standard input) with benchfmt.
 func readFiles(paths []string) (*resultSet, error) {
-	rs, err := readAll(&benchfmt.Files{Paths: paths, AllowStdin: true})
+	rs, err := readAll(&benchfmt.Files{Paths: paths, AllowStdin: true, AllowLabels: true})
 	if err != nil {
 		return nil, err
 	}

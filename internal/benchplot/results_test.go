@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -293,5 +295,42 @@ func TestParseFilters(t *testing.T) {
 func TestReadEmpty(t *testing.T) {
 	if _, err := readString("empty", "PASS\nok x 0.1s\n"); err == nil || !strings.Contains(err.Error(), "no benchmark results") {
 		t.Errorf("error = %v", err)
+	}
+}
+
+func TestReadFilesLabels(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.txt")
+	b := filepath.Join(dir, "b.txt")
+	if err := os.WriteFile(a, []byte("cpu: A\nBenchmarkX/n=1-2 1 10 ns/op\nBenchmarkX/n=1-2 1 30 ns/op\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte("cpu: B\nBenchmarkX/n=1-2 1 20 ns/op\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := readFiles([]string{"6.1=" + a, "6.12=" + b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := valuesOf(rs.results, ".file"); !slices.Equal(got, []string{"6.1", "6.12"}) {
+		t.Errorf(".file values = %q", got)
+	}
+	tb, err := groupXY(rs, rs.results, "n", ".file", "ns/op", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := flat(tb), []string{"6.1 1=20[10,30]2", "6.12 1=20[20,20]1"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if cpu, _ := machine(rs.results); cpu != "A | B" {
+		t.Errorf("cpu = %q", cpu)
+	}
+	// Without a series, the files' results are repetitions of one benchmark.
+	tb, err = groupXY(rs, rs.results, "n", "", "ns/op", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := flat(tb), []string{"ns/op 1=20[10,30]3"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
