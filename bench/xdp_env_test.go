@@ -147,4 +147,7 @@ func xdpSkipUnlessAvailable(t testing.TB) {
 		t.Fatal(err)
 	}
 	m.Close()
+	if err := progs.HaveXDPLoadBytes(); err != nil {
+		t.Skipf("XDP benchmarks: %v", err)
+	}
 }

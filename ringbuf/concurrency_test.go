@@ -21,6 +21,9 @@ func TestConcurrentExactlyOnce(t *testing.T) {
 		perWorker = 100_000
 	)
 	m := newRingMap(t, 256<<10) // small enough that producers also hit a full ring
+	if err := progs.HaveAtomicFetch(); err != nil {
+		t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
+	}
 	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: size, Pattern: true})
 	r := newTestReader(t, m)
 

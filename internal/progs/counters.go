@@ -34,10 +34,21 @@ func ReadCounters(m *ebpf.Map) (numbered, dropped uint64, err error) {
 	return v[0], v[1], nil
 }
 
-// NextSequence loads into dst the next sequence number from counters,
-// atomically, so producers on several CPUs never share a number. It
-// clobbers R1.
+// NextSequence loads into dst the next sequence number from counters. On
+// kernels with atomic fetch (5.12+, see HaveAtomicFetch) it takes the
+// number atomically, so producers on several CPUs never share one; before
+// that it loads, adds and stores, which numbers exactly only while one
+// producer runs at a time. It clobbers R1.
 func NextSequence(counters *ebpf.Map, dst asm.Register) asm.Instructions {
+	if HaveAtomicFetch() != nil {
+		return asm.Instructions{
+			asm.LoadMapValue(asm.R1, counters.FD(), 0),
+			asm.LoadMem(dst, asm.R1, seqOffset, asm.DWord),
+			asm.Add.Imm(dst, 1),
+			asm.StoreMem(asm.R1, seqOffset, dst, asm.DWord),
+			asm.Add.Imm(dst, -1),
+		}
+	}
 	return asm.Instructions{
 		asm.LoadMapValue(asm.R1, counters.FD(), 0),
 		asm.Mov.Imm(dst, 1),

@@ -16,7 +16,7 @@ func skipIfNoBPF(t *testing.T, err error) {
 		return
 	}
 	if errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, os.ErrPermission) {
-		t.Skipf("BPF not available here: %v", err)
+		t.Skipf("BPF, or a BPF feature, not available here: %v", err)
 	}
 	t.Fatal(err)
 }

@@ -135,6 +135,11 @@ func NewXDPCapture(spec XDPSpec) (*XDPCapture, error) {
 	default:
 		return nil, fmt.Errorf("progs: unknown %v", spec.Output)
 	}
+	if spec.Output != XDPNoOutput {
+		if err := HaveXDPLoadBytes(); err != nil {
+			return nil, err
+		}
+	}
 	if spec.Verdict == 0 {
 		spec.Verdict = XDPPass
 	}
