@@ -1,0 +1,61 @@
+package bench
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/ebpf-zc/ebpf/internal/progs"
+)
+
+// k2uKnobs are the kernel-to-user benchmarks' settings, from the
+// environment:
+//
+//	K2U_SIZES      event sizes of the producer sweep (16,80,256,1024,4096)
+//	K2U_E2E_SIZES  event sizes end to end (80,1024)
+//	K2U_DURATION   how long each end-to-end row produces (1s)
+//	K2U_RING       end to end: ring buffer bytes; perf gets as much in all,
+//	               split over the CPUs (4194304)
+//	K2U_QUEUE      end to end: queue entries (65536)
+type k2uKnobs struct {
+	sizes, e2eSizes []int
+	duration        time.Duration
+	ring, queue     int
+}
+
+func k2uEnv(t testing.TB) k2uKnobs {
+	t.Helper()
+	k := k2uKnobs{
+		sizes:    xdpInts(t, "K2U_SIZES", []int{16, 80, 256, 1024, 4096}),
+		e2eSizes: xdpInts(t, "K2U_E2E_SIZES", []int{80, 1024}),
+		duration: xdpDuration(t, "K2U_DURATION", time.Second),
+		ring:     xdpInt(t, "K2U_RING", 4<<20),
+		queue:    xdpInt(t, "K2U_QUEUE", 1<<16),
+	}
+	if xdpSmoke() && os.Getenv("K2U_DURATION") == "" {
+		// make test's smoke run: every row for a moment, not a second.
+		k.duration = 50 * time.Millisecond
+	}
+	return k
+}
+
+// k2uSkipUnlessAvailable skips without BPF: the kernel or the privileges
+// to load programs and create ring buffers.
+func k2uSkipUnlessAvailable(t testing.TB) {
+	t.Helper()
+	m, err := progs.NewRing(4096)
+	if errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, os.ErrPermission) {
+		t.Skipf("kernel-to-user benchmarks need BPF ring buffers (Linux 5.8+) and the privileges to use them: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+}
+
+func k2uSizeName(size int) string { return "size=" + strconv.Itoa(size) }
+

@@ -1,0 +1,64 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ebpf-zc/ebpf/internal/k2u"
+)
+
+// BenchmarkProducer measures what one event costs the BPF program, for
+// each helper and its flags and each event size of K2U_SIZES: ns/op is
+// the producer's test-run time per event, empty-ns/op an empty program's
+// in the same row, net-ns/op the difference. Nobody reads while the
+// producer runs; the buffer is emptied between loops of at most
+// ProducerRig.Chunk runs, with the timer stopped, and a row fails if the
+// buffer ever filled.
+func BenchmarkProducer(b *testing.B) {
+	k2uSkipUnlessAvailable(b)
+	k := k2uEnv(b)
+	for _, c := range k2u.ProducerCases() {
+		for _, size := range k.sizes {
+			b.Run("helper="+string(c.Helper)+"/flags="+c.Flags+"/"+k2uSizeName(size), func(b *testing.B) {
+				k2uProducerRow(b, c, size)
+			})
+		}
+	}
+}
+
+func k2uProducerRow(b *testing.B, c k2u.ProducerCase, size int) {
+	rig, err := k2u.NewProducerRig(c, size)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := rig.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
+	var empty time.Duration
+	b.ResetTimer()
+	b.StopTimer()
+	for done := 0; done < b.N; {
+		n := min(rig.Chunk, b.N-done)
+		b.StartTimer()
+		err := rig.Produce(n)
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if err := rig.RunEmpty(n); err != nil {
+			b.Fatal(err)
+		}
+		empty += time.Since(start)
+		if err := rig.Drain(); err != nil {
+			b.Fatal(err)
+		}
+		done += n
+	}
+	raw := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	emptyNs := float64(empty.Nanoseconds()) / float64(b.N)
+	b.ReportMetric(emptyNs, "empty-ns/op")
+	b.ReportMetric(raw-emptyNs, "net-ns/op")
+}
