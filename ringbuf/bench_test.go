@@ -17,6 +17,7 @@ import (
 	upstream "github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
 
+	"github.com/ebpf-zc/ebpf/internal/libbpfdrain"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 	"github.com/ebpf-zc/ebpf/ringbuf"
 )
@@ -107,7 +108,7 @@ func BenchmarkRead(b *testing.B) {
 					name := fmt.Sprintf("mode=%s/touch=%s", mode.name, map[bool]string{false: "head", true: "all"}[all])
 					b.Run(name, func(b *testing.B) {
 						d, err := mode.open(fix.ring)
-						if errors.Is(err, errNoLibbpf) {
+						if errors.Is(err, libbpfdrain.ErrNoLibbpf) {
 							b.Skip(err)
 						}
 						if err != nil {
@@ -343,6 +344,20 @@ func (d *recordsDrainer) drain(n int, all bool) (sum uint64, err error) {
 }
 
 func (d *recordsDrainer) Close() error { return d.rd.Close() }
+
+// libbpf: the C peer, ring_buffer__consume with a C callback doing the
+// same touch, one cgo call per drain.
+type libbpfDrainer struct{ *libbpfdrain.Drainer }
+
+func openLibbpf(m *ebpf.Map) (drainer, error) {
+	d, err := libbpfdrain.Open(m)
+	if err != nil {
+		return nil, err
+	}
+	return libbpfDrainer{d}, nil
+}
+
+func (d libbpfDrainer) drain(n int, all bool) (uint64, error) { return d.Drain(n, all) }
 
 // floor: no API at all, a loop over the raw mapping that reads each header,
 // touches the record, skips it and stores the consumer position once per

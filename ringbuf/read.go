@@ -17,6 +17,9 @@ func (r *Reader) ReadInto(rec *Record) error {
 	if r.closed {
 		return ErrClosed
 	}
+	if r.readNextLocked(rec) {
+		return nil
+	}
 	op := r.beginOpLocked()
 	defer r.endOpLocked()
 	for {
@@ -25,14 +28,7 @@ func (r *Reader) ReadInto(rec *Record) error {
 			return err
 		}
 		if ok {
-			sample := r.ring.sample(pos, length)
-			if int(length) <= cap(rec.RawSample) && !r.isView(rec.RawSample) {
-				rec.RawSample = rec.RawSample[:length]
-			} else {
-				// Never copy into a Peek view: it aliases the read-only ring.
-				rec.RawSample = make([]byte, length)
-			}
-			copy(rec.RawSample, sample)
+			r.copyOut(rec, pos, length)
 			rec.Remaining = int(r.producerPos - c.end)
 			r.releaseLocked(c, c.end)
 			return nil
@@ -41,6 +37,61 @@ func (r *Reader) ReadInto(rec *Record) error {
 			return err
 		}
 	}
+}
+
+// copyOut copies the record at pos into rec, reusing rec.RawSample's
+// capacity unless it is a Peek view: that aliases the read-only ring.
+func (r *Reader) copyOut(rec *Record, pos uint64, length uint32) {
+	if int(length) <= cap(rec.RawSample) && !r.isView(rec.RawSample) {
+		rec.RawSample = rec.RawSample[:length]
+	} else {
+		rec.RawSample = make([]byte, length)
+	}
+	copy(rec.RawSample, r.ring.sample(pos, length))
+}
+
+// readNextLocked is ReadInto's path when no claim is outstanding, as with
+// one reader: it copies the record at the consumer position and moves the
+// position past it at once, with no claim to queue and release
+// (BenchmarkRead mode=copy). It returns false, having changed nothing but
+// skipped discarded records, when the slow path must decide: nothing
+// ready, a busy record, or a header that needs an error.
+func (r *Reader) readNextLocked(rec *Record) bool {
+	for r.claims.empty() && r.err == nil && !r.closed {
+		pos := r.consumerPos
+		if pos == r.producerPos {
+			producer, err := r.ring.loadProducer(pos)
+			if err != nil || producer == pos {
+				return false
+			}
+			r.producerPos = producer
+		}
+		hdr := r.ring.loadHeader(pos)
+		length := hdr & lengthMask
+		total := recordTotal(length)
+		if hdr&busyBit != 0 || total > r.producerPos-pos {
+			return false
+		}
+		next := pos + total
+		ready := hdr&discardBit == 0
+		if ready {
+			r.copyOut(rec, pos, length)
+			rec.Remaining = int(r.producerPos - next)
+		}
+		r.consumerPos, r.claimPos = next, next
+		if next-r.publishedPos >= r.batchBytes {
+			r.publishLocked()
+		}
+		if r.waiters > 0 {
+			// As in releaseLocked: records committed behind an unpublished
+			// position woke nobody.
+			r.wakeLocked()
+		}
+		if ready {
+			return true
+		}
+	}
+	return false
 }
 
 // Peek returns the next record without consuming it. See PeekInto.

@@ -84,6 +84,18 @@ func (rg *ring) storeConsumer(pos uint64) {
 	atomic.StoreUint64(rg.consumerPos, pos)
 }
 
+// loadHeader reads the header word at pos, with acquire semantics so
+// that a committed record's payload is visible. It checks nothing: the hot
+// loops decode it inline and call header for the error when it is wrong.
+func (rg *ring) loadHeader(pos uint64) uint32 {
+	return atomic.LoadUint32((*uint32)(unsafe.Add(rg.data, pos&rg.mask)))
+}
+
+// recordTotal is the space a record of length payload bytes occupies.
+func recordTotal(length uint32) uint64 {
+	return (uint64(length) + headerSize + recordAlign - 1) &^ (recordAlign - 1)
+}
+
 // header reads the record header at pos, which must be below producer.
 // It returns the record's length as the producer reserved it and the bytes
 // the record occupies. A committed record that does not fit between pos
@@ -92,12 +104,12 @@ func (rg *ring) header(pos, producer uint64) (length uint32, total uint64, state
 	if pos == producer {
 		return 0, 0, stateEmpty, nil
 	}
-	hdr := atomic.LoadUint32((*uint32)(unsafe.Add(rg.data, pos&rg.mask)))
+	hdr := rg.loadHeader(pos)
 	if hdr&busyBit != 0 {
 		return 0, 0, stateBusy, nil
 	}
 	length = hdr & lengthMask
-	total = (uint64(length) + headerSize + recordAlign - 1) &^ (recordAlign - 1)
+	total = recordTotal(length)
 	if total > producer-pos {
 		return 0, 0, stateEmpty, fmt.Errorf("%w: record at position %d claims %d bytes, only %d produced",
 			ErrCorrupt, pos, length, producer-pos-headerSize)

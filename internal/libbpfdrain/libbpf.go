@@ -1,6 +1,10 @@
 //go:build libbpf
 
-package ringbuf_test
+// Package libbpfdrain drains a BPF ring buffer with libbpf's
+// ring_buffer__consume and a C callback: the C peer that BenchmarkRead
+// puts in the same table as the Go readers. It needs cgo and libbpf-dev
+// and builds with -tags libbpf; without the tag Open says so.
+package libbpfdrain
 
 /*
 #cgo pkg-config: libbpf
@@ -45,26 +49,26 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-var errNoLibbpf = errors.New("libbpf unavailable")
-
-// libbpf: the C peer, ring_buffer__consume with a C callback, one cgo call
-// per drain.
-type libbpfDrainer struct {
+// Drainer consumes a ring with libbpf, one cgo call per drain.
+type Drainer struct {
 	rb    *C.struct_ring_buffer
 	state *C.struct_drain // C memory: cgo forbids C keeping Go pointers
 }
 
-func openLibbpf(m *ebpf.Map) (drainer, error) {
+// Open starts a libbpf ring_buffer on m.
+func Open(m *ebpf.Map) (*Drainer, error) {
 	state := (*C.struct_drain)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_drain{}))))
 	rb := C.new_ring(C.int(m.FD()), state)
 	if rb == nil {
 		C.free(unsafe.Pointer(state))
 		return nil, errors.New("ring_buffer__new failed")
 	}
-	return &libbpfDrainer{rb: rb, state: state}, nil
+	return &Drainer{rb: rb, state: state}, nil
 }
 
-func (d *libbpfDrainer) drain(n int, all bool) (uint64, error) {
+// Drain consumes exactly n records and returns the sum of their first
+// 8-byte words, or with all of every 8-byte word, as the Go modes do.
+func (d *Drainer) Drain(n int, all bool) (uint64, error) {
 	d.state.count, d.state.limit, d.state.sum = 0, C.uint64_t(n), 0
 	d.state.all = 0
 	if all {
@@ -80,7 +84,8 @@ func (d *libbpfDrainer) drain(n int, all bool) (uint64, error) {
 	return uint64(d.state.sum), nil
 }
 
-func (d *libbpfDrainer) Close() error {
+// Close frees the ring_buffer.
+func (d *Drainer) Close() error {
 	C.ring_buffer__free(d.rb)
 	C.free(unsafe.Pointer(d.state))
 	return nil
