@@ -19,7 +19,7 @@ import (
 //	K2U_E2E_SIZES  event sizes end to end (80,1024)
 //	K2U_DURATION   how long each end-to-end row produces (1s)
 //	K2U_RING       end to end: ring buffer bytes; perf gets as much in all,
-//	               split over the CPUs (4194304)
+//	               split over the CPUs (33554432)
 //	K2U_QUEUE      end to end: queue entries (65536)
 type k2uKnobs struct {
 	sizes, e2eSizes []int
@@ -33,7 +33,7 @@ func k2uEnv(t testing.TB) k2uKnobs {
 		sizes:    xdpInts(t, "K2U_SIZES", []int{16, 80, 256, 1024, 4096}),
 		e2eSizes: xdpInts(t, "K2U_E2E_SIZES", []int{80, 1024}),
 		duration: xdpDuration(t, "K2U_DURATION", time.Second),
-		ring:     xdpInt(t, "K2U_RING", 4<<20),
+		ring:     xdpInt(t, "K2U_RING", 32<<20),
 		queue:    xdpInt(t, "K2U_QUEUE", 1<<16),
 	}
 	if xdpSmoke() && os.Getenv("K2U_DURATION") == "" {
@@ -58,4 +58,3 @@ func k2uSkipUnlessAvailable(t testing.TB) {
 }
 
 func k2uSizeName(size int) string { return "size=" + strconv.Itoa(size) }
-

@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/ebpf-zc/ebpf/internal/k2u"
+)
+
+// k2uOpenFiles counts this process's open file descriptors.
+func k2uOpenFiles(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd to count descriptors: %v", err)
+	}
+	return len(fds)
+}
+
+// k2uCheckNoLeak fails if the test leaves descriptors (maps, programs,
+// perf events, epoll) open: registered first, it runs after every other
+// cleanup.
+func k2uCheckNoLeak(t *testing.T) {
+	t.Helper()
+	before := k2uOpenFiles(t)
+	t.Cleanup(func() {
+		if after := k2uOpenFiles(t); after > before {
+			t.Errorf("%d descriptors open before, %d after", before, after)
+		}
+	})
+}
+
+// TestK2UProducerRig produces two loops of every producer row and checks
+// that Drain finds every numbered event, well formed, in the buffer.
+func TestK2UProducerRig(t *testing.T) {
+	k2uSkipUnlessAvailable(t)
+	k2uCheckNoLeak(t)
+	for _, c := range k2u.ProducerCases() {
+		for _, size := range []int{16, 84, 4096} {
+			t.Run(string(c.Helper)+"/"+c.Flags+"/"+k2uSizeName(size), func(t *testing.T) {
+				rig, err := k2u.NewProducerRig(c, size)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() {
+					if err := rig.Close(); err != nil {
+						t.Error(err)
+					}
+				})
+				if rig.Chunk < 1000 {
+					t.Fatalf("only %d runs fit between drains", rig.Chunk)
+				}
+				for range 2 {
+					if err := rig.Produce(1000); err != nil {
+						t.Fatal(err)
+					}
+					if err := rig.Drain(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if produced, dropped, err := rig.Producer.Counts(); err != nil || produced < 2000 || dropped != 0 {
+					t.Errorf("produced %d, dropped %d (%v); want at least 2000, none dropped", produced, dropped, err)
+				}
+				if err := rig.RunEmpty(10); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+}
+
+// TestK2UEndToEnd runs every end-to-end row for a moment with every byte
+// of each event patterned and checked, and checks the accounting: each
+// event delivered once or counted lost by the program, perf's own lost
+// count within the program's, and a consumer that spent some CPU.
+func TestK2UEndToEnd(t *testing.T) {
+	k2uSkipUnlessAvailable(t)
+	k2uCheckNoLeak(t)
+	for _, c := range k2u.EndToEndCases() {
+		t.Run(string(c.Transport)+"/"+string(c.Reader), func(t *testing.T) {
+			res, err := k2u.Run(k2u.Config{
+				Case: c, Size: 84, Duration: 100 * time.Millisecond,
+				ProducerCPU: -1, ConsumerCPU: -1, Pattern: true,
+			})
+			if errors.Is(err, k2u.ErrNoQueueBatch) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.SeqErr != nil || res.Malformed > 0 {
+				t.Errorf("sequence check: %v; %d malformed", res.SeqErr, res.Malformed)
+			}
+			if res.Produced == 0 || res.Delivered == 0 || res.Delivered+res.Dropped != res.Produced {
+				t.Errorf("produced %d, delivered %d, dropped %d", res.Produced, res.Delivered, res.Dropped)
+			}
+			if res.PerfLost > res.Dropped {
+				t.Errorf("perf reported %d lost, more than the %d the program counted", res.PerfLost, res.Dropped)
+			}
+			if res.Consumer.Total() <= 0 || res.ConsumerWall < 100*time.Millisecond {
+				t.Errorf("consumer CPU %v over %v", res.Consumer, res.ConsumerWall)
+			}
+			if m := res.Metrics(); len(m) == 0 || m[0].Unit != "events/s" || m[0].Value <= 0 {
+				t.Errorf("metrics %v", m)
+			}
+		})
+	}
+}
+
+// TestK2URunFailsCleanly asks for a reader the transport lacks and
+// checks that Run fails and leaves nothing open.
+func TestK2URunFailsCleanly(t *testing.T) {
+	k2uSkipUnlessAvailable(t)
+	k2uCheckNoLeak(t)
+	for _, c := range []k2u.Case{
+		{Transport: k2u.Ringbuf, Reader: k2u.LookupAndDelete},
+		{Transport: k2u.Queue, Reader: k2u.Records},
+		{Transport: "carrier-pigeon", Reader: k2u.Records},
+	} {
+		if _, err := k2u.Run(k2u.Config{Case: c, Size: 80, Duration: time.Millisecond}); err == nil {
+			t.Errorf("%v: no error", c)
+		}
+	}
+}
