@@ -1,0 +1,67 @@
+package progs
+
+import "testing"
+
+
+// TestQueueProducerRecords fills a queue past its length and checks that
+// the first entries records come out in order and the rest were counted
+// as dropped, not evicting older ones.
+func TestQueueProducerRecords(t *testing.T) {
+	const size, entries = 36, 8
+	q, err := NewQueue(size, entries)
+	skipIfNoBPF(t, err)
+	t.Cleanup(func() { q.Close() })
+	p, err := NewQueueProducer(QueueSpec{Queue: q, Size: size, Pattern: true})
+	skipIfNoBPF(t, err)
+	t.Cleanup(func() { p.Close() })
+	if err := p.Run(entries + 3); err != nil {
+		t.Fatal(err)
+	}
+	produced, dropped, err := p.Counts()
+	if err != nil || produced < entries+3 || dropped != produced-entries {
+		t.Fatalf("produced %d, dropped %d (%v); want %d kept", produced, dropped, err, entries)
+	}
+	value := make([]byte, size)
+	for want := range uint64(entries) {
+		if err := q.LookupAndDelete(nil, value); err != nil {
+			t.Fatal(err)
+		}
+		if seq, err := CheckRecord(value, size, true); err != nil || seq != want {
+			t.Fatalf("value %d: seq %d, %v", want, seq, err)
+		}
+	}
+}
+
+// TestQueueDrainer checks that the drainer empties a queue, and that
+// running it on an empty queue is harmless.
+func TestQueueDrainer(t *testing.T) {
+	q, err := NewQueue(16, 100)
+	skipIfNoBPF(t, err)
+	t.Cleanup(func() { q.Close() })
+	p, err := NewQueueProducer(QueueSpec{Queue: q, Size: 16})
+	skipIfNoBPF(t, err)
+	t.Cleanup(func() { p.Close() })
+	d, err := NewQueueDrainer(q)
+	skipIfNoBPF(t, err)
+	t.Cleanup(func() { d.Close() })
+	if err := p.Run(50); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Drain(60); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.LookupAndDelete(nil, make([]byte, 16)); err == nil {
+		t.Fatal("queue not empty after the drain")
+	}
+}
+
+// TestQueueProducerSizeMismatch checks that a record size other than the
+// queue's value size is refused.
+func TestQueueProducerSizeMismatch(t *testing.T) {
+	q, err := NewQueue(16, 4)
+	skipIfNoBPF(t, err)
+	t.Cleanup(func() { q.Close() })
+	if _, err := NewQueueProducer(QueueSpec{Queue: q, Size: 24}); err == nil {
+		t.Fatal("no error for 24-byte records in a queue of 16-byte values")
+	}
+}
