@@ -6,6 +6,11 @@
 // Every loop runs on the caller's goroutine and returns nil once the
 // reader's Flush has been seen and what was in the buffer then has been
 // read. The bytes passed to handle are valid only until handle returns.
+//
+// handle is called through a function value, an indirect call per record
+// that the compiler cannot inline: a nanosecond or two, against the
+// 45 ns or more per event the consumer spends in BenchmarkK2U
+// (cons-ms/Mevent), and the same for every reader compared.
 package drain
 
 import (

@@ -2,7 +2,6 @@ package progs
 
 import "testing"
 
-
 // TestQueueProducerRecords fills a queue past its length and checks that
 // the first entries records come out in order and the rest were counted
 // as dropped, not evicting older ones.

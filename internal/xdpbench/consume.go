@@ -12,6 +12,7 @@ import (
 	upstream "github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
 
+	"github.com/ebpf-zc/ebpf/internal/drain"
 	"github.com/ebpf-zc/ebpf/ringbuf"
 )
 
@@ -69,22 +70,9 @@ type perfConsumer struct {
 	lose uint64
 }
 
-func (c *perfConsumer) run(s *sink) error {
-	var rec perf.Record
-	for {
-		err := c.rd.ReadInto(&rec)
-		if errors.Is(err, perf.ErrFlushed) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if rec.LostSamples > 0 {
-			c.lose += rec.LostSamples
-			continue
-		}
-		s.event(rec.RawSample)
-	}
+func (c *perfConsumer) run(s *sink) (err error) {
+	c.lose, err = drain.Perf(c.rd, s.event)
+	return err
 }
 func (c *perfConsumer) stop()        { c.rd.Flush() }
 func (c *perfConsumer) lost() uint64 { return c.lose }
@@ -94,22 +82,10 @@ func (c *perfConsumer) close() error { return c.rd.Close() }
 // record; Flush stops it.
 type upstreamConsumer struct{ rd *upstream.Reader }
 
-func (c *upstreamConsumer) run(s *sink) error {
-	var rec upstream.Record
-	for {
-		err := c.rd.ReadInto(&rec)
-		if errors.Is(err, upstream.ErrFlushed) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		s.event(rec.RawSample)
-	}
-}
-func (c *upstreamConsumer) stop()        { c.rd.Flush() }
-func (c *upstreamConsumer) lost() uint64 { return 0 }
-func (c *upstreamConsumer) close() error { return c.rd.Close() }
+func (c *upstreamConsumer) run(s *sink) error { return drain.Upstream(c.rd, s.event) }
+func (c *upstreamConsumer) stop()             { c.rd.Flush() }
+func (c *upstreamConsumer) lost() uint64      { return 0 }
+func (c *upstreamConsumer) close() error      { return c.rd.Close() }
 
 // upstreamSleeper drains with cilium/ebpf's ReadInto and a deadline in
 // the past, then sleeps, like recordsConsumer's sleeping mode.
@@ -163,16 +139,7 @@ type recordsConsumer struct {
 
 func (c *recordsConsumer) run(s *sink) error {
 	if c.mode == RecordsEpoll {
-		for rec, err := range c.rd.Records() {
-			if errors.Is(err, ringbuf.ErrFlushed) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			s.event(rec.RawSample)
-		}
-		return nil
+		return drain.Records(c.rd, s.event)
 	}
 	// A deadline in the past makes Records yield what the ring holds and
 	// end with os.ErrDeadlineExceeded instead of sleeping; on the way out
