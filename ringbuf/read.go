@@ -20,21 +20,28 @@ func (r *Reader) ReadInto(rec *Record) error {
 	if r.readNextLocked(rec) {
 		return nil
 	}
+	c, pos, length, err := r.claimOneLocked()
+	if err != nil {
+		return err
+	}
+	r.copyOut(rec, pos, length)
+	rec.Remaining = int(r.producerPos - c.end)
+	r.releaseLocked(c, c.end)
+	return nil
+}
+
+// claimOneLocked claims the next record that is not discarded, waiting
+// for one as a read does: ReadInto's and PeekInto's slow path.
+func (r *Reader) claimOneLocked() (c claim, pos uint64, length uint32, err error) {
 	op := r.beginOpLocked()
 	defer r.endOpLocked()
 	for {
 		c, pos, length, ok, busy, err := r.claimLocked(true)
-		if err != nil {
-			return err
-		}
-		if ok {
-			r.copyOut(rec, pos, length)
-			rec.Remaining = int(r.producerPos - c.end)
-			r.releaseLocked(c, c.end)
-			return nil
+		if err != nil || ok {
+			return c, pos, length, err
 		}
 		if err := r.waitLocked(&op, busy); err != nil {
-			return err
+			return claim{}, 0, 0, err
 		}
 	}
 }
@@ -53,112 +60,59 @@ func (r *Reader) copyOut(rec *Record, pos uint64, length uint32) {
 // readNextLocked is ReadInto's path when no claim is outstanding, as with
 // one reader: it copies the record at the consumer position and moves the
 // position past it at once, with no claim to queue and release
-// (BenchmarkRead mode=copy). It returns false, having changed nothing but
-// skipped discarded records, when the slow path must decide: nothing
-// ready, a busy record, or a header that needs an error.
+// (BenchmarkRead mode=copy). It returns false when the slow path must
+// decide (see nextInlineLocked).
 func (r *Reader) readNextLocked(rec *Record) bool {
-	for r.claims.empty() && r.err == nil && !r.closed {
-		pos := r.consumerPos
+	pos, length, next, ok := r.nextInlineLocked()
+	if !ok {
+		return false
+	}
+	r.copyOut(rec, pos, length)
+	rec.Remaining = int(r.producerPos - next)
+	r.consumeInlineLocked(next)
+	return true
+}
+
+// nextInlineLocked finds the record at the consumer position when no claim
+// is outstanding, skipping discarded records; next is where the record
+// after it starts. It returns ok false, having changed nothing but skipped
+// discarded records, when the slow path must decide: claims outstanding,
+// nothing ready, a busy record, or a header that needs an error.
+func (r *Reader) nextInlineLocked() (pos uint64, length uint32, next uint64, ok bool) {
+	for r.claims.empty() && !r.peekInline && r.err == nil && !r.closed {
+		pos = r.consumerPos
 		if pos == r.producerPos {
 			producer, err := r.ring.loadProducer(pos)
 			if err != nil || producer == pos {
-				return false
+				return 0, 0, 0, false
 			}
 			r.producerPos = producer
 		}
 		hdr := r.ring.loadHeader(pos)
-		length := hdr & lengthMask
+		length = hdr & lengthMask
 		total := recordTotal(length)
 		if hdr&busyBit != 0 || total > r.producerPos-pos {
-			return false
+			return 0, 0, 0, false
 		}
-		next := pos + total
-		ready := hdr&discardBit == 0
-		if ready {
-			r.copyOut(rec, pos, length)
-			rec.Remaining = int(r.producerPos - next)
+		next = pos + total
+		if hdr&discardBit == 0 {
+			return pos, length, next, true
 		}
-		r.consumerPos, r.claimPos = next, next
-		if next-r.publishedPos >= r.batchBytes {
-			r.publishLocked()
-		}
-		if r.waiters > 0 {
-			// As in releaseLocked: records committed behind an unpublished
-			// position woke nobody.
-			r.wakeLocked()
-		}
-		if ready {
-			return true
-		}
+		r.consumeInlineLocked(next)
 	}
-	return false
+	return 0, 0, 0, false
 }
 
-// Peek returns the next record without consuming it. See PeekInto.
-func (r *Reader) Peek() (Record, error) {
-	var rec Record
-	err := r.PeekInto(&rec)
-	return rec, err
-}
-
-// PeekInto sets rec to the next record without consuming it: RawSample
-// aliases the ring, read-only, with its capacity equal to its length. The
-// view is valid until Consume or Close. Peeking again before Consume
-// returns the same record; Consume moves past it. A peeked record belongs
-// to the peeking goroutine: Read and Records return the records after it.
-// Peek, PeekInto and Consume serve one goroutine at a time. Like Read,
-// PeekInto blocks until a record arrives, the deadline passes, Flush or
-// Close is called.
-func (r *Reader) PeekInto(rec *Record) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return ErrClosed
+// consumeInlineLocked moves the consumer position to next, with no claim
+// outstanding, and publishes it once enough has piled up.
+func (r *Reader) consumeInlineLocked(next uint64) {
+	r.consumerPos, r.claimPos = next, next
+	if next-r.publishedPos >= r.batchBytes {
+		r.publishLocked()
 	}
-	if !r.peeked {
-		op := r.beginOpLocked()
-		defer r.endOpLocked()
-		for {
-			c, pos, length, ok, busy, err := r.claimLocked(true)
-			if err != nil {
-				return err
-			}
-			if ok {
-				r.peeked, r.peekClaim, r.peekPos, r.peekLen = true, c, pos, length
-				r.peekRemains = int(r.producerPos - c.end)
-				r.users++
-				break
-			}
-			if err := r.waitLocked(&op, busy); err != nil {
-				return err
-			}
-		}
+	if r.waiters > 0 {
+		// As in releaseLocked: records committed behind an unpublished
+		// position woke nobody.
+		r.wakeLocked()
 	}
-	rec.RawSample = r.ring.sample(r.peekPos, r.peekLen)
-	rec.Remaining = r.peekRemains
-	return nil
-}
-
-// Consume consumes the peeked record and ends its view. It returns
-// ErrNotPeeked if no record is peeked, and ErrClosed after Close, when it
-// releases the view without consuming.
-func (r *Reader) Consume() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.peeked {
-		if r.closed {
-			return ErrClosed
-		}
-		return ErrNotPeeked
-	}
-	r.peeked = false
-	r.users--
-	if r.closed {
-		if err := r.releaseResourcesLocked(); err != nil {
-			return err
-		}
-		return ErrClosed
-	}
-	r.releaseLocked(r.peekClaim, r.peekClaim.end)
-	return nil
 }

@@ -69,7 +69,10 @@ type Reader struct {
 	batchBytes   uint64
 	claims       claimQueue
 
-	peeked      bool
+	// Peek state, written under mu and only by the peeking goroutine, so
+	// that goroutine may read it without mu.
+	peeked      bool // a record is peeked, counted in users
+	peekInline  bool // it is [consumerPos, claimPos), not queued in claims
 	peekClaim   claim
 	peekPos     uint64
 	peekLen     uint32
@@ -272,6 +275,7 @@ func (r *Reader) endOpLocked() {
 // position and length; ok is false if no record is ready, busy true if a
 // producer is still writing the next one.
 func (r *Reader) claimLocked(single bool) (c claim, recPos uint64, recLen uint32, ok, busy bool, err error) {
+	r.queuePeekLocked()
 	if r.err != nil {
 		return claim{}, 0, 0, false, false, r.err
 	}

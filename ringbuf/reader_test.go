@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"strings"
 	"testing"
@@ -150,6 +151,92 @@ func TestPeekConsume(t *testing.T) {
 	}
 	if n := r.AvailableBytes(); n != 0 {
 		t.Errorf("AvailableBytes %d after consuming everything", n)
+	}
+}
+
+// TestPeekThenOtherReads: a peeked record stays with the peeker while Read
+// or Records on the same Reader return the records after it, in order, and
+// consuming it afterwards gives all the space back to the kernel.
+func TestPeekThenOtherReads(t *testing.T) {
+	// Read as an iterator, so both styles share one collecting loop.
+	reads := func(r *Reader) iter.Seq2[*Record, error] {
+		return func(yield func(*Record, error) bool) {
+			for {
+				rec, err := r.Read()
+				if !yield(&rec, err) || err != nil {
+					return
+				}
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		records func(r *Reader) iter.Seq2[*Record, error]
+	}{
+		{"Read", reads},
+		{"Records", (*Reader).Records},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newRingMap(t, 4096)
+			p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 24, Pattern: true})
+			r := newTestReader(t, m)
+			produce(t, p, 10)
+			peek := func(want uint64) {
+				t.Helper()
+				rec, err := r.Peek()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if seq, err := progs.CheckRecord(rec.RawSample, 24, true); err != nil || seq != want {
+					t.Fatalf("peeked seq %d (%v), want %d", seq, err, want)
+				}
+			}
+			for seq := range uint64(3) {
+				peek(seq)
+				if err := r.Consume(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			peek(3) // held across the other reads
+
+			r.SetDeadline(time.Now().Add(50 * time.Millisecond))
+			var seqs []uint64
+			var err error
+			for rec, recErr := range tc.records(r) {
+				if err = recErr; err != nil {
+					break
+				}
+				seq, checkErr := progs.CheckRecord(rec.RawSample, 24, true)
+				if checkErr != nil {
+					t.Fatal(checkErr)
+				}
+				seqs = append(seqs, seq)
+			}
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("%s ended with %v, want the deadline", tc.name, err)
+			}
+			if want := []uint64{4, 5, 6, 7, 8, 9}; fmt.Sprint(seqs) != fmt.Sprint(want) {
+				t.Fatalf("%s returned %v, want %v", tc.name, seqs, want)
+			}
+			peek(3) // the view is still the same record
+			if n := r.AvailableBytes(); n != 7*32 {
+				t.Errorf("AvailableBytes %d with record 3 peeked, want %d", n, 7*32)
+			}
+			if err := r.Consume(); err != nil {
+				t.Fatal(err)
+			}
+			if n := r.AvailableBytes(); n != 0 {
+				t.Errorf("AvailableBytes %d after consuming everything", n)
+			}
+			// The kernel sees it all once a read gives up.
+			r.SetDeadline(time.Now())
+			if _, err := r.Read(); !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("Read on an empty ring: %v", err)
+			}
+			if got, want := r.ring.loadConsumer(), 10*uint64(32); got != want {
+				t.Errorf("kernel consumer position %d, want %d", got, want)
+			}
+		})
 	}
 }
 

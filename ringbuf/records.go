@@ -160,6 +160,7 @@ func (r *Reader) Records() iter.Seq2[*Record, error] {
 // header once, as it yields, and gives space back as it goes. With other
 // reads in progress it claims at most batchBytes, so they share the ring.
 func (r *Reader) claimBatchLocked() (c claim, ok, busy bool, err error) {
+	r.queuePeekLocked()
 	if r.err != nil {
 		return claim{}, false, false, r.err
 	}
