@@ -110,7 +110,7 @@ func (r *Reader) Records() iter.Seq2[*Record, error] {
 				}
 				// Touch the ring ahead of the walk, within the claim: the
 				// loads overlap the misses a header walk takes one by one.
-				if ahead := p + lookahead; ahead < end {
+				if ahead := p + lookahead; ahead < end && total < lookaheadBelow {
 					prefetch += *(*uint64)(unsafe.Add(data, ahead&mask&^7))
 				}
 				next := p + total
