@@ -22,6 +22,10 @@ func (r *Reader) PeekInto(rec *Record) error {
 		r.peekView(rec)
 		return nil
 	}
+	// A lock per call, not per batch: a batch claimed for the peeker
+	// would leave its unpeeked records stranded when the peeker stops and
+	// Read or Records wait (TestPeekThenOtherReads); BenchmarkRead
+	// mode=peek measures the price.
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
