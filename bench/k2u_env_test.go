@@ -18,11 +18,14 @@ import (
 //	K2U_SIZES      event sizes of the producer sweep (16,80,256,1024,4096)
 //	K2U_E2E_SIZES  event sizes end to end (80,1024)
 //	K2U_DURATION   how long each end-to-end row produces (1s)
+//	K2U_RATES      end to end: producer rates in events/s, 0 for flat
+//	               out (0,100000)
 //	K2U_RING       end to end: ring buffer bytes; perf gets as much in all,
 //	               split over the CPUs (33554432)
 //	K2U_QUEUE      end to end: queue entries (65536)
 type k2uKnobs struct {
 	sizes, e2eSizes []int
+	rates           []int
 	duration        time.Duration
 	ring, queue     int
 }
@@ -32,6 +35,7 @@ func k2uEnv(t testing.TB) k2uKnobs {
 	k := k2uKnobs{
 		sizes:    xdpInts(t, "K2U_SIZES", []int{16, 80, 256, 1024, 4096}),
 		e2eSizes: xdpInts(t, "K2U_E2E_SIZES", []int{80, 1024}),
+		rates:    xdpInts(t, "K2U_RATES", []int{0, 100000}),
 		duration: xdpDuration(t, "K2U_DURATION", time.Second),
 		ring:     xdpInt(t, "K2U_RING", 32<<20),
 		queue:    xdpInt(t, "K2U_QUEUE", 1<<16),
@@ -58,3 +62,11 @@ func k2uSkipUnlessAvailable(t testing.TB) {
 }
 
 func k2uSizeName(size int) string { return "size=" + strconv.Itoa(size) }
+
+// k2uRateName names a producer rate, 0 being flat out.
+func k2uRateName(rate int) string {
+	if rate == 0 {
+		return "rate=max"
+	}
+	return "rate=" + strconv.Itoa(rate)
+}

@@ -81,6 +81,9 @@ type Config struct {
 	Size int
 	// Duration is how long the producer runs.
 	Duration time.Duration
+	// Rate paces the producer to this many events per second, in bursts
+	// every millisecond; 0 runs it flat out.
+	Rate int
 	// ProducerCPU and ConsumerCPU pin the two sides; -1 means CPU 0 for
 	// the producer and the last CPU for the consumer.
 	ProducerCPU, ConsumerCPU int
@@ -166,7 +169,7 @@ func Run(cfg Config) (_ *Result, err error) {
 	if err := <-ready; err != nil {
 		return nil, err
 	}
-	res.Elapsed, err = produce(t.producer, cfg.ProducerCPU, cfg.Duration)
+	res.Elapsed, err = produce(t.producer, cfg.ProducerCPU, cfg.Duration, cfg.Rate)
 	t.stop()
 	if err := errors.Join(err, <-done); err != nil {
 		return nil, err
@@ -198,9 +201,11 @@ func (c *Config) fill() {
 	}
 }
 
-// produce runs the producer on a thread pinned to cpu, loopRuns at a
-// time, until d has passed, and returns how long it ran.
-func produce(p *progs.Producer, cpu int, d time.Duration) (time.Duration, error) {
+// produce runs the producer on a thread pinned to cpu until d has
+// passed, and returns how long it ran: flat out, loopRuns runs per
+// test-run call, or with rate, a burst of rate/1000 runs every
+// millisecond.
+func produce(p *progs.Producer, cpu int, d time.Duration, rate int) (time.Duration, error) {
 	errc := make(chan error, 1)
 	var elapsed time.Duration
 	go func() {
@@ -210,11 +215,19 @@ func produce(p *progs.Producer, cpu int, d time.Duration) (time.Duration, error)
 			return
 		}
 		defer unpin()
+		runs, tick := loopRuns, time.Duration(0)
+		if rate > 0 {
+			runs, tick = max(rate/1000, 1), time.Millisecond
+		}
 		start := time.Now()
-		for time.Since(start) < d {
-			if err := p.Run(loopRuns); err != nil {
+		for next := start; time.Since(start) < d; {
+			if err := p.Run(runs); err != nil {
 				errc <- err
 				return
+			}
+			if tick > 0 {
+				next = next.Add(tick)
+				time.Sleep(time.Until(next))
 			}
 		}
 		elapsed = time.Since(start)
