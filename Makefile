@@ -68,6 +68,37 @@ benchstat:
 	@test -n "$(OLD)" -a -n "$(NEW)" || { echo "usage: make benchstat OLD=a.txt NEW=b.txt"; exit 2; }
 	$(BENCHSTAT) $(OLD) $(NEW)
 
+# bench-k2u: kernel-to-user transports, perf event array, ring buffer and
+# queue map. The producer's cost per event (net of an empty program) over
+# K2U_SIZES, then end to end with a pinned producer and consumer
+# (K2U_DURATION, K2U_RATES and the rest in bench/k2u_env_test.go).
+K2U_OUT = $(or $(OUT),$(RESULTS)/k2u-$(STAMP).txt)
+bench-k2u:
+	@mkdir -p $(dir $(K2U_OUT))
+	$(GO) test -run '^$$' -bench 'BenchmarkProducer$$|BenchmarkK2U$$' -count $(or $(K2U_COUNT),3) -timeout 0 ./bench/ | tee $(K2U_OUT)
+	@echo; echo "== producer: ns per event, net of an empty program, and ms per 9,999,999 runs (the published unit)"
+	$(BENCHSTAT) -filter '.name:Producer' -col /size -row /helper,/flags -table '' $(K2U_OUT) | grep -v '^$$'
+	@echo; echo "== end to end"
+	$(BENCHSTAT) -filter '.name:K2U' -col /reader -row /transport,/size,/rate $(K2U_OUT)
+	$(PLOT) -kind bar -x helper -y net-ns/op -series flags -filter '.name=Producer,size=80' \
+		-note "$$(uname -r)" -title "producer cost per 80-byte event, net of an empty program" -out $(basename $(K2U_OUT))-producer $(K2U_OUT)
+	$(PLOT) -kind bar -x reader -y events/s -series size -filter '.name=K2U,rate=max' \
+		-note "$$(uname -r)" -title "events delivered to user space, producer flat out" -out $(basename $(K2U_OUT))-e2e $(K2U_OUT)
+	$(PLOT) -kind bar -x reader -y cons-ms/Mevent -series size -filter '.name=K2U,rate=1000000' \
+		-note "$$(uname -r)" -title "consumer CPU per million events, 1M events/s offered" -out $(basename $(K2U_OUT))-cpu $(K2U_OUT)
+
+# bench-sockfilter: a UDP server on [::1] against one good client and bad
+# clients sending empty datagrams, with and without a socket filter that
+# drops those in the kernel (SOCKF_BAD, SOCKF_PAYLOADS, SOCKF_DURATION in
+# bench/sockfilter_env_test.go).
+SOCKF_OUT = $(or $(OUT),$(RESULTS)/sockfilter-$(STAMP).txt)
+bench-sockfilter:
+	@mkdir -p $(dir $(SOCKF_OUT))
+	$(GO) test -run '^$$' -bench 'BenchmarkSocketFilter' -benchtime 1x -count $(or $(SOCKF_COUNT),5) -timeout 0 ./bench/ | tee $(SOCKF_OUT)
+	$(BENCHSTAT) -col /filter -row /payload,/bad -filter '.unit:(good-B/s OR good-pkts/s OR calls/good OR ovfl-drops/s)' $(SOCKF_OUT)
+	$(PLOT) -kind bar -x bad -y good-B/s -series filter -filter '.name=SocketFilter,payload=1' \
+		-note "$$(uname -r)" -title "useful bytes/s at a UDP server, 1-byte good datagrams, by bad clients per good one" -out $(basename $(SOCKF_OUT)) $(SOCKF_OUT)
+
 # bench-xdp: XDP packets to user space under real veth traffic, one row per
 # consumer strategy (XDP_PPS, XDP_DURATION and the rest in bench/xdp_env_test.go).
 XDP_OUT = $(or $(OUT),$(RESULTS)/xdp-$(STAMP).txt)

@@ -1,14 +1,12 @@
 package bench
 
 import (
-	"errors"
 	"os"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/cilium/ebpf"
-
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 
@@ -19,7 +17,8 @@ import (
 //	K2U_E2E_SIZES  event sizes end to end (80,1024)
 //	K2U_DURATION   how long each end-to-end row produces (1s)
 //	K2U_RATES      end to end: producer rates in events/s, 0 for flat
-//	               out (0,100000)
+//	               out (0,100000,1000000); at a fixed rate every reader
+//	               delivers the same events, so their CPU compares
 //	K2U_RING       end to end: ring buffer bytes; perf gets as much in all,
 //	               split over the CPUs (33554432)
 //	K2U_QUEUE      end to end: queue entries (65536)
@@ -35,7 +34,7 @@ func k2uEnv(t testing.TB) k2uKnobs {
 	k := k2uKnobs{
 		sizes:    xdpInts(t, "K2U_SIZES", []int{16, 80, 256, 1024, 4096}),
 		e2eSizes: xdpInts(t, "K2U_E2E_SIZES", []int{80, 1024}),
-		rates:    xdpInts(t, "K2U_RATES", []int{0, 100000}),
+		rates:    xdpInts(t, "K2U_RATES", []int{0, 100000, 1000000}),
 		duration: xdpDuration(t, "K2U_DURATION", time.Second),
 		ring:     xdpInt(t, "K2U_RING", 32<<20),
 		queue:    xdpInt(t, "K2U_QUEUE", 1<<16),
@@ -52,12 +51,7 @@ func k2uEnv(t testing.TB) k2uKnobs {
 func k2uSkipUnlessAvailable(t testing.TB) {
 	t.Helper()
 	m, err := progs.NewRing(4096)
-	if errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, os.ErrPermission) {
-		t.Skipf("kernel-to-user benchmarks need BPF ring buffers (Linux 5.8+) and the privileges to use them: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	bpftest.SkipIfUnavailable(t, err, "BPF ring buffers (Linux 5.8+) and the privileges to use them, which the kernel-to-user benchmarks need,")
 	m.Close()
 }
 
