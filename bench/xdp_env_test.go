@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -10,8 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cilium/ebpf"
-
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/netns"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 	"github.com/ebpf-zc/ebpf/internal/xdpbench"
@@ -140,12 +138,7 @@ func xdpSkipUnlessAvailable(t testing.TB) {
 		t.Skipf("XDP benchmarks need network namespaces and veth: %v", err)
 	}
 	m, err := progs.NewRing(4096)
-	if errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, os.ErrPermission) {
-		t.Skipf("XDP benchmarks need BPF ring buffers: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	bpftest.SkipIfUnavailable(t, err, "BPF ring buffers, which the XDP benchmarks need,")
 	m.Close()
 	if err := progs.HaveXDPLoadBytes(); err != nil {
 		t.Skipf("XDP benchmarks: %v", err)

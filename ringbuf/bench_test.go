@@ -17,6 +17,7 @@ import (
 	upstream "github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/libbpfdrain"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 	"github.com/ebpf-zc/ebpf/ringbuf"
@@ -158,12 +159,7 @@ func newFixture(b *testing.B, size int) *fixture {
 
 func skipIfNoBPFBench(b *testing.B, err error) {
 	b.Helper()
-	if errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, os.ErrPermission) {
-		b.Skipf("BPF ring buffers not available here: %v", err)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
+	bpftest.SkipIfUnavailable(b, err, "BPF ring buffers")
 }
 
 // fill adds up to want records to an empty ring, untimed.

@@ -1,12 +1,11 @@
 package ringbuf
 
 import (
-	"errors"
-	"os"
 	"testing"
 
 	"github.com/cilium/ebpf"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 
@@ -14,13 +13,7 @@ import (
 // support) and fails on any other error.
 func skipIfNoBPF(tb testing.TB, err error) {
 	tb.Helper()
-	if err == nil {
-		return
-	}
-	if errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, os.ErrPermission) {
-		tb.Skipf("BPF ring buffers not available here: %v", err)
-	}
-	tb.Fatal(err)
+	bpftest.SkipIfUnavailable(tb, err, "BPF ring buffers")
 }
 
 func newRingMap(tb testing.TB, size int) *ebpf.Map {

@@ -1,24 +1,18 @@
 package progs
 
 import (
-	"errors"
-	"os"
 	"testing"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 )
 
 // skipIfNoBPF skips when the kernel refuses BPF itself (no privileges, no
 // support), and fails on any other error.
 func skipIfNoBPF(t *testing.T, err error) {
 	t.Helper()
-	if err == nil {
-		return
-	}
-	if errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, os.ErrPermission) {
-		t.Skipf("BPF, or a BPF feature, not available here: %v", err)
-	}
-	t.Fatal(err)
+	bpftest.SkipIfUnavailable(t, err, "BPF, or a BPF feature,")
 }
 
 func newTestCounters(t *testing.T) *ebpf.Map {
