@@ -95,9 +95,11 @@ SOCKF_OUT = $(or $(OUT),$(RESULTS)/sockfilter-$(STAMP).txt)
 bench-sockfilter:
 	@mkdir -p $(dir $(SOCKF_OUT))
 	$(GO) test -run '^$$' -bench 'BenchmarkSocketFilter' -benchtime 1x -count $(or $(SOCKF_COUNT),5) -timeout 0 ./bench/ | tee $(SOCKF_OUT)
-	$(BENCHSTAT) -col /filter -row /payload,/bad -filter '.unit:(good-B/s OR good-pkts/s OR calls/good OR ovfl-drops/s)' $(SOCKF_OUT)
-	$(PLOT) -kind bar -x bad -y good-B/s -series filter -filter '.name=SocketFilter,payload=1' \
-		-note "$$(uname -r)" -title "useful bytes/s at a UDP server, 1-byte good datagrams, by bad clients per good one" -out $(basename $(SOCKF_OUT)) $(SOCKF_OUT)
+	$(BENCHSTAT) -col /filter -row /recv,/payload,/bad -filter '.unit:(good-B/s OR good-lost-% OR reads/good OR ovfl-drops/s)' $(SOCKF_OUT)
+	$(PLOT) -kind bar -x bad -y good-B/s -series filter -filter '.name=SocketFilter,payload=1,recv=1' \
+		-note "$$(uname -r)" -title "useful bytes/s, 1-byte good datagrams, server reading one per call, by bad clients" -out $(basename $(SOCKF_OUT))-recv1 $(SOCKF_OUT)
+	$(PLOT) -kind bar -x bad -y good-B/s -series filter -filter '.name=SocketFilter,payload=1,recv=64' \
+		-note "$$(uname -r)" -title "useful bytes/s, 1-byte good datagrams, server reading up to 64 per call, by bad clients" -out $(basename $(SOCKF_OUT))-recv64 $(SOCKF_OUT)
 
 # bench-xdp: XDP packets to user space under real veth traffic, one row per
 # consumer strategy (XDP_PPS, XDP_DURATION and the rest in bench/xdp_env_test.go).
