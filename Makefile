@@ -68,6 +68,21 @@ benchstat:
 	@test -n "$(OLD)" -a -n "$(NEW)" || { echo "usage: make benchstat OLD=a.txt NEW=b.txt"; exit 2; }
 	$(BENCHSTAT) $(OLD) $(NEW)
 
+# bench-upstream: the drain benchmark (BenchmarkRead's fills, sizes,
+# touches and sum checks) against two versions of cilium/ebpf: BASE, a
+# version or a checkout (default: the version go.mod pins), and UPSTREAM, a
+# checkout (main, a pull request's head). Each side is built in a scratch
+# module, so go.mod stays as it is; the modes a side's ringbuf lacks are
+# reported absent. Prints benchstat tables base against head per mode and
+# every mode side by side at the head, and draws plots; OUT names the
+# results directory. COUNT, BENCHTIME, SIZES and RING as for bench.
+UP_OUT = $(or $(OUT),$(RESULTS)/upstream-$(STAMP))
+.PHONY: bench-upstream
+bench-upstream:
+	@$(GO) run ./internal/upstreambench/cmd/upstreambench -upstream "$(UPSTREAM)" $(if $(BASE),-base "$(BASE)") \
+		-count $(COUNT) -benchtime $(BENCHTIME) $(if $(SIZES),-sizes "$(SIZES)") $(if $(RING),-ring $(RING)) \
+		$(if $(PIN),-pin "$(PIN)") -out "$(UP_OUT)"
+
 # bench-k2u: kernel-to-user transports, perf event array, ring buffer and
 # queue map. The producer's cost per event (net of an empty program) over
 # K2U_SIZES, then end to end with a pinned producer and consumer

@@ -95,14 +95,15 @@ func Run(cfg Config) error {
 		}
 		defer os.RemoveAll(work)
 	}
-	var scratches []*Scratch
-	for _, side := range []*Side{base, head} {
+	// The head first: it is the side under review, the likelier to fail.
+	scratches := make([]*Scratch, 2)
+	for i, side := range []*Side{head, base} {
 		fmt.Fprintf(cfg.Stdout, "== building the benchmark against cilium/ebpf at %s (%s)\n", side.Label, side.Dir)
 		s, err := buildSide(filepath.Join(work, side.Role), cfg.Repo, side)
 		if err != nil {
 			return err
 		}
-		scratches = append(scratches, s)
+		scratches[1-i] = s
 	}
 	printPlans(cfg.Stdout, scratches)
 

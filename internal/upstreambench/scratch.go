@@ -175,7 +175,7 @@ var compilerMessage = regexp.MustCompile(`^(\S+\.go):(\d+)(?::\d+)?: (.*)$`)
 // compileProblems reduces go build output to what went wrong: each
 // compiler message with the file and line it names (the missing symbol is
 // in the message), and the go command's own errors (a package the side
-// lacks, a Go version it wants), without duplicates.
+// lacks, a Go version it wants), without duplicates or progress lines.
 func compileProblems(out []byte) []string {
 	var problems []string
 	seen := map[string]bool{}
@@ -185,8 +185,9 @@ func compileProblems(out []byte) []string {
 		switch m := compilerMessage.FindStringSubmatch(line); {
 		case m != nil:
 			problem = fmt.Sprintf("%s (%s:%s)", m[3], shortPath(m[1]), m[2])
-		case line == "", strings.HasPrefix(line, "#"), strings.HasPrefix(line, "note:"):
-			continue
+		case line == "", strings.HasPrefix(line, "#"), strings.HasPrefix(line, "note:"),
+			strings.HasPrefix(line, "go: finding module"), strings.HasPrefix(line, "go: downloading"):
+			continue // progress, and headers of what follows
 		default:
 			problem = strings.TrimPrefix(line, "go: ")
 		}
