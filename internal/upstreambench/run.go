@@ -285,7 +285,7 @@ func (cfg *Config) compare(scratches []*Scratch, files []string) error {
 	plots := [][]string{
 		{"-series", "mode", "-filter", "touch=head", "-title", "ringbuf drain at cilium/ebpf " + head.Label + ", touch=head",
 			"-out", filepath.Join(cfg.Out, "head-modes"), files[1]},
-		{"-series", ".file", "-filter", "touch=head,mode=upstream", "-title", "cilium/ebpf ReadInto, " + base.Label + " against " + head.Label + ", touch=head",
+		{"-series", ".file", "-filter", "touch=head,mode=upstream", "-title", "cilium/ebpf Reader.ReadInto, base against head, touch=head",
 			"-out", filepath.Join(cfg.Out, "upstream-readinto"), labelled[0], labelled[1]},
 	}
 	for _, plot := range plots {
