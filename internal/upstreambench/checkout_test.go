@@ -39,6 +39,7 @@ func TestResolveSideRejects(t *testing.T) {
 }
 
 func TestResolveSideCheckout(t *testing.T) {
+	requireTool(t, "git")
 	// A copy of the fake in a git repository of its own, as a reviewer's
 	// checkout of a pull request would be.
 	dir := filepath.Join(t.TempDir(), "pr-1234")

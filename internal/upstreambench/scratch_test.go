@@ -3,20 +3,34 @@ package upstreambench
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// repoRoot is this repository's root, two levels up.
+// repoRoot is this repository's root, two levels up. It skips t where
+// there is none: a test VM runs the test binary with its testdata only.
 func repoRoot(t *testing.T) string {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Skipf("needs this repository's checkout around the test (a test VM has only the binary and its testdata): %v", err)
+	}
 	return dir
+}
+
+// requireTool skips t where the command name is not installed, as in a
+// test VM, which has neither go nor git.
+func requireTool(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		t.Skipf("the %s command is not installed here (a test VM has none): %v", name, err)
+	}
 }
 
 // fakePlan plans the fake module with the names drop removed from its API.
@@ -142,6 +156,7 @@ func TestScratchGoMod(t *testing.T) {
 }
 
 func TestScratchSetUpOffline(t *testing.T) {
+	requireTool(t, "go")
 	t.Setenv("GOPROXY", "off")
 	t.Setenv("GOSUMDB", "off")
 	repo := repoRoot(t)
