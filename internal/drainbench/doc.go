@@ -10,9 +10,9 @@
 //		{Name: "upstream", Open: drainbench.OpenUpstream},
 //	})
 //
-// The package imports cilium/ebpf and its ringbuf Reader only through
-// names every release since v0.13 has had (Reader.ReadInto, SetDeadline),
-// so it compiles against a newer checkout too; the readers of
-// github.com/ebpf-zc/ebpf live in the subpackage ours, which is built only
-// where our module compiles against that checkout.
+// The package uses cilium/ebpf's ringbuf Reader only through names every
+// release since v0.10.0 has (Reader.ReadInto, Reader.SetDeadline), so it
+// compiles against newer checkouts too, wherever internal/progs does. The
+// readers of github.com/ebpf-zc/ebpf live in the subpackage ours, which is
+// built only where our module compiles against that checkout.
 package drainbench
