@@ -42,10 +42,7 @@ var versionPattern = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]
 // network and takes milliseconds; a version is downloaded into the module
 // cache unless it is there.
 func ResolveSide(role, spec string) (*Side, error) {
-	name := strings.ToUpper(map[string]string{"head": "upstream"}[role])
-	if name == "" {
-		name = strings.ToUpper(role)
-	}
+	name := makeVariable(role)
 	if spec == "" {
 		return nil, fmt.Errorf("%s is empty: give a path to a cilium/ebpf checkout", name)
 	}
@@ -70,6 +67,14 @@ func ResolveSide(role, spec string) (*Side, error) {
 	side.Dir = dir
 	side.Commit, side.Label = gitCommit(dir)
 	return side, nil
+}
+
+// makeVariable names a role as the Makefile's variable for it does.
+func makeVariable(role string) string {
+	if role == "head" {
+		return "UPSTREAM"
+	}
+	return strings.ToUpper(role)
 }
 
 // checkModuleDir fails unless dir is a directory holding the module
