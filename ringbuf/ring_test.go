@@ -62,7 +62,7 @@ func (f *fakeRing) reader(tb testing.TB) (*Reader, error) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r, err := newReader(rg, &mapping{}, poller)
+	r, err := newReader(rg, &resources{&mapping{}, poller})
 	if err != nil {
 		poller.Close()
 		return nil, err
