@@ -142,8 +142,11 @@ func (r *Reader) scan(pos, end, budget uint64, one bool) (next, recPos uint64, r
 // header once, as it yields. Otherwise a batch stops after batchBytes, so
 // other callers get their share. Discarded records met on the way are
 // released. ok is false if nothing is ready; busy then says a producer is
-// still writing the next record.
-func (r *Reader) claimLocked(one bool) (c claim, recPos uint64, recLen uint32, ok, busy bool, err error) {
+// still writing the next record. With release, the claim is released as
+// it is made: ReadInto copies the record before it lets go of mu, so
+// nobody else sees the claim, and with no other claim before it the queue
+// is left alone (BenchmarkRead mode=copy).
+func (r *Reader) claimLocked(one, release bool) (c claim, recPos uint64, recLen uint32, ok, busy bool, err error) {
 	for r.err == nil {
 		i := r.claims.firstReturned()
 		var start, end, next uint64
@@ -174,22 +177,27 @@ func (r *Reader) claimLocked(one bool) (c claim, recPos uint64, recLen uint32, o
 			break
 		}
 		state := claimHeld
-		if !ready {
-			state = claimReleased // nothing but discarded records
+		if release || !ready { // !ready: nothing but discarded records
+			state = claimReleased
 		}
-		if i >= 0 {
+		switch {
+		case i >= 0:
 			if next < end {
 				r.claims.split(i, next, claimReturned)
 			}
 			r.claims.setState(i, state)
-		} else {
+		case state == claimReleased && r.claims.empty():
+			r.claimPos, r.consumerPos = next, next // nothing held before it
+		default:
 			r.claims.push(claim{start: start, end: next, state: state})
 			r.claimPos = next
+		}
+		if state == claimReleased {
+			r.advanceLocked()
 		}
 		if ready {
 			return claim{start: start, end: next}, recPos, recLen, true, false, nil
 		}
-		r.advanceLocked()
 		if i < 0 {
 			break
 		}
@@ -344,12 +352,12 @@ func (r *Reader) afterWaitLocked(err error) error {
 }
 
 // claimOneLocked claims the next record that is not discarded for Read or
-// Peek, waiting for one.
-func (r *Reader) claimOneLocked() (c claim, pos uint64, length uint32, err error) {
+// Peek, waiting for one; with release, see claimLocked.
+func (r *Reader) claimOneLocked(release bool) (c claim, pos uint64, length uint32, err error) {
 	r.active++
 	var op waitState
 	for {
-		c, pos, length, ok, busy, _ := r.claimLocked(true)
+		c, pos, length, ok, busy, _ := r.claimLocked(true, release)
 		if ok {
 			r.active--
 			return c, pos, length, nil

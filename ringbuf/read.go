@@ -18,7 +18,7 @@ func (r *Reader) ReadInto(rec *Record) error {
 	if r.closed {
 		return ErrClosed
 	}
-	c, pos, length, err := r.claimOneLocked()
+	c, pos, length, err := r.claimOneLocked(true)
 	if err != nil {
 		return err
 	}
@@ -29,8 +29,8 @@ func (r *Reader) ReadInto(rec *Record) error {
 	rec.RawSample = rec.RawSample[:length]
 	copy(rec.RawSample, r.ring.sample(pos, length))
 	rec.Remaining = int(r.producerPos - c.end)
-	r.releaseLocked(c, c.end)
 	r.publishLocked()
+	r.wakeWaitersLocked() // records behind this one woke nobody
 	return nil
 }
 
@@ -70,7 +70,7 @@ func (r *Reader) PeekInto(rec *Record) error {
 		return ErrClosed
 	}
 	if !r.peek.held {
-		c, pos, length, err := r.claimOneLocked()
+		c, pos, length, err := r.claimOneLocked(false)
 		if err != nil {
 			return err
 		}

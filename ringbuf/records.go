@@ -51,8 +51,10 @@ func (r *Reader) Records() iter.Seq2[*Record, error] {
 			// The hot loop: one header load per record; nothing is called
 			// but yield and methods that inline. The checks keep every
 			// read inside the claim even if the ring changes under us.
-			rg, p, start, end := r.ring, b.pos, b.claim.start, b.claim.end
-			for p < end && !r.closedFlag.Load() {
+			rg, closed, batchBytes := r.ring, &r.closedFlag, r.batchBytes
+			p, start, end := b.pos, b.claim.start, b.claim.end
+			var prefetch uint64
+			for p < end && !closed.Load() {
 				h := rg.headerAt(p)
 				if h.busy() {
 					b.busy = true // claimed without a walk: a producer is still writing
@@ -66,7 +68,7 @@ func (r *Reader) Records() iter.Seq2[*Record, error] {
 				// Touch the ring ahead of the walk, within the claim: the
 				// loads overlap the misses a header walk takes one by one.
 				if ahead := p + lookahead; ahead < end && total < lookaheadBelow {
-					b.prefetch += rg.touch(ahead)
+					prefetch += rg.touch(ahead)
 				}
 				next := p + total
 				if !h.discarded() {
@@ -78,14 +80,14 @@ func (r *Reader) Records() iter.Seq2[*Record, error] {
 					}
 				}
 				p = next
-				if p-start >= r.batchBytes && p < end {
+				if p-start >= batchBytes && p < end {
 					// A long claim gives back what it read as it goes, so
 					// the kernel never waits for more than batchBytes.
 					b.pos = p
 					start = r.releasePrefix(&b)
 				}
 			}
-			b.pos = p
+			b.pos, b.prefetch = p, prefetch
 		}
 	}
 }
@@ -136,7 +138,7 @@ func (r *Reader) nextBatch(b *batch, op *waitState) error {
 			r.publishLocked()
 			return ErrClosed
 		}
-		c, _, _, ok, busy, _ := r.claimLocked(false)
+		c, _, _, ok, busy, _ := r.claimLocked(false, false)
 		if ok {
 			*b = batch{claim: c, pos: c.start, producer: r.producerPos, holding: true}
 			r.users++
