@@ -78,9 +78,10 @@ func TestRenderKinds(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"line", []string{"-kind", "line", "-x", "size", "-y", "Mrec/s", "-series", "mode", "-filter", "touch=head", "-logx", "-note", "kernel 6.12.117"}},
-		{"bar", []string{"-kind", "bar", "-x", "case", "-y", "consumer-ms/s", "-series", "reader", "-title", "Consumer CPU by case"}},
-		{"scatter", []string{"-kind", "scatter", "-x", "consumer-ms/s", "-y", "p99-µs", "-series", "reader", "-filter", "case=drop"}},
+		{"line", []string{"-kind", "line", "-x", "/size", "-y", "Mrec/s", "-series", "/mode", "-filter", "/touch:head", "-logx", "-logy", "-note", "kernel 6.12.117"}},
+		{"bar", []string{"-kind", "bar", "-x", "/case", "-y", "consumer-ms/s", "-series", "/reader", "-title", "Consumer CPU by case"}},
+		{"log bar", []string{"-kind", "bar", "-x", "/case", "-y", "consumer-ms/s", "-series", "/reader", "-logy", "-ylabel", "consumer CPU (ms/s)"}},
+		{"scatter", []string{"-kind", "scatter", "-x", "consumer-ms/s", "-y", "p99-µs", "-series", "/reader", "-filter", "/case:drop", "-logx", "-logy"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			prefix := filepath.Join(dir, tc.name)
@@ -142,6 +143,7 @@ func TestRunErrors(t *testing.T) {
 	}
 	good := write("good.txt", sample)
 	zero := write("zero.txt", "BenchmarkR/size=0-2 1 5 ns/op\nBenchmarkR/size=8-2 1 6 ns/op\n")
+	zeroValue := write("zerovalue.txt", "BenchmarkR/size=1-2 1 0 ns/op\n")
 	inf := write("inf.txt", "BenchmarkR/size=1-2 1 +Inf ns/op\n")
 	empty := write("empty.txt", "PASS\n")
 	garbled := write("garbled.txt", "BenchmarkR/size=1-2 x 5 ns/op\n")
@@ -150,18 +152,20 @@ func TestRunErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-in", good, "-x", "size", "-y", "Mrec/s", "-filter", "mode=none"}, "no results match -filter mode=none"},
-		{[]string{"-in", good, "-x", "size", "-y", "furlongs/op"}, `unknown unit "furlongs/op"`},
-		{[]string{"-in", good, "-x", "mode", "-y", "Mrec/s", "-series", "size"}, "needs numeric values of -x mode"},
-		{[]string{"-in", good, "-x", "size", "-y", "Mrec/s", "-filter", "nokey"}, "want key=value"},
-		{[]string{"-in", zero, "-x", "size", "-y", "ns/op", "-logx"}, "-logx needs positive x values"},
-		{[]string{"-in", inf, "-x", "size", "-y", "ns/op"}, "cannot be plotted"},
-		{[]string{"-in", empty, "-x", "size", "-y", "ns/op"}, "no benchmark results"},
-		{[]string{"-in", garbled, "-x", "size", "-y", "ns/op"}, "no benchmark results"},
-		{[]string{"-in", filepath.Join(dir, "missing.txt"), "-x", "size", "-y", "ns/op"}, "missing.txt"},
-		{[]string{"-in", good, "-kind", "bar", "-x", "size", "-y", "ns/op", "-series", "mode", "-logy"}, "-logy is not supported"},
-		{[]string{"-in", good, "-x", "size", "-y", "ns/op", "-width", "0"}, "-width"},
-		{[]string{"-in", good, "-kind", "scatter", "-x", "ns/op", "-y", "p99-µs", "-series", "case"}, "differ in reader"},
+		{[]string{"-in", good, "-x", "/size", "-y", "Mrec/s", "-filter", "/mode:none"}, "no results match -filter /mode:none"},
+		{[]string{"-in", good, "-x", "/size", "-y", "furlongs/op"}, `unknown unit "furlongs/op"`},
+		{[]string{"-in", good, "-x", "/mode", "-y", "Mrec/s", "-series", "/size"}, "needs numeric values of -x /mode"},
+		{[]string{"-in", good, "-x", "/size", "-y", "Mrec/s", "-filter", "mode=peek"}, "-filter:"},
+		{[]string{"-in", zero, "-x", "/size", "-y", "ns/op", "-logx"}, "-logx needs positive x values"},
+		{[]string{"-in", zeroValue, "-kind", "bar", "-x", "/size", "-y", "ns/op", "-logy"}, "-logy needs positive values"},
+		{[]string{"-in", inf, "-x", "/size", "-y", "ns/op"}, "cannot be plotted"},
+		{[]string{"-in", empty, "-x", "/size", "-y", "ns/op"}, "no benchmark results"},
+		{[]string{"-in", garbled, "-x", "/size", "-y", "ns/op"}, "no benchmark results"},
+		{[]string{"-in", filepath.Join(dir, "missing.txt"), "-x", "/size", "-y", "ns/op"}, "missing.txt"},
+		{[]string{"-in", good, "-kind", "bar", "-x", "/size", "-y", "ns/op", "-series", "/mode", "-logx"}, "-logx is not supported"},
+		{[]string{"-in", good, "-kind", "pie", "-x", "/size", "-y", "ns/op"}, `unknown -kind "pie"`},
+		{[]string{"-in", good, "-x", "/size", "-y", "ns/op", "-width", "0"}, "-width"},
+		{[]string{"-in", good, "-kind", "scatter", "-x", "ns/op", "-y", "p99-µs", "-series", "/case"}, "vary in .fullname"},
 	} {
 		err := run(append(tc.args, "-out", out), io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
