@@ -144,10 +144,28 @@ func (tidyTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i, t := range ticks {
 		if !t.IsMinor() {
-			ticks[i].Label = strconv.FormatFloat(t.Value, 'g', 6, 64)
+			ticks[i].Label = tickLabel(t.Value)
 		}
 	}
 	return ticks
+}
+
+// tickLabel writes a tick value short: 100 rather than 100.00, and from
+// ten thousand on with an SI prefix, 300k and 10M rather than 300000 and
+// 1e+07, so that the axis title's unit still applies.
+func tickLabel(v float64) string {
+	for _, p := range []struct {
+		scale  float64
+		prefix string
+	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e4, "k"}} {
+		if math.Abs(v) >= p.scale {
+			if p.prefix == "k" {
+				p.scale = 1e3
+			}
+			return strconv.FormatFloat(v/p.scale, 'g', 4, 64) + p.prefix
+		}
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
 }
 
 // tidyLogTicks marks a log axis: labels at 1, 2 and 5 times each power of
@@ -178,7 +196,7 @@ func (tidyLogTicks) Ticks(lo, hi float64) []plot.Tick {
 			}
 			t := plot.Tick{Value: v}
 			if slices.Contains(labelled, m) {
-				t.Label = strconv.FormatFloat(v, 'g', 6, 64)
+				t.Label = tickLabel(v)
 			}
 			ticks = append(ticks, t)
 		}
@@ -433,11 +451,12 @@ func (b barThumb) Thumbnail(c *draw.Canvas) {
 	})
 }
 
-// style gives series i a colour and a marker shape; the pair differs for
-// every i below 49, though the palette has only 7 of each.
+// style gives series i a colour and a marker shape. The palette has 7
+// colours and 8 shapes; stepping the colour on by one more with each round
+// of shapes keeps every pair distinct for the first 56 series.
 func style(i int) (color.Color, draw.GlyphDrawer) {
-	n := len(plotutil.DefaultColors)
-	return plotutil.Color(i), plotutil.Shape(i + i/n)
+	shapes := len(plotutil.DefaultGlyphShapes)
+	return plotutil.Color(i + i/shapes), plotutil.Shape(i)
 }
 
 // scatterPlot draws one point per series at the medians of the two units,
@@ -583,7 +602,7 @@ func (f *figure) draw(c draw.Canvas) {
 	defer func() { f.plot.Y.Label = ylabel }()
 	var labelW vg.Length
 	if ylabel.Text != "" {
-		labelW = ylabel.TextStyle.Height(ylabel.Text) + ylabel.Padding
+		labelW = ylabel.TextStyle.Height(ylabel.Text) + pad
 	}
 
 	plotArea := draw.Crop(body, labelW, 0, 0, 0)
