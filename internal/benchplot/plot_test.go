@@ -204,3 +204,20 @@ func TestStyleDistinct(t *testing.T) {
 		seen[key] = i
 	}
 }
+
+// TestUnreadableLinesReported checks that lines benchfmt cannot read are
+// named on stderr, also when they leave nothing to plot.
+func TestUnreadableLinesReported(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "garbled.txt")
+	if err := os.WriteFile(in, []byte("BenchmarkR/size=1-2 x 5 ns/op\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	err := run([]string{"-in", in, "-x", "/size", "-y", "ns/op", "-out", filepath.Join(t.TempDir(), "out")}, io.Discard, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "no benchmark results") {
+		t.Errorf("error = %v, want no benchmark results", err)
+	}
+	if !strings.Contains(stderr.String(), "skipped:") || !strings.Contains(stderr.String(), "garbled.txt:1") {
+		t.Errorf("stderr = %q, want the unreadable line named", stderr.String())
+	}
+}

@@ -102,19 +102,28 @@ type scatterData struct {
 
 // selection is the inputs after the filter, grouped by the projections.
 type selection struct {
-	q          query
-	xProj      *benchproc.Projection // nil for scatter
-	sProj      *benchproc.Projection // nil when there is no series
-	residue    *benchproc.Projection
-	groups     map[groupKey]*group
-	xs, ss     []benchproc.Key
-	units      []string // every unit read, as written, in order of first use
-	read       int      // results read, before the filter
-	configs    map[string][]string
+	q     query
+	xProj *benchproc.Projection // nil for scatter
+	sProj *benchproc.Projection // nil when there is no series
+	// residue projects every key that neither x nor series names: two
+	// results of one group that differ in it are different benchmarks.
+	residue *benchproc.Projection
+	groups  map[groupKey]*group
+	// xs and ss list the distinct x and series keys, sorted by their
+	// projections' orders once everything is read.
+	xs, ss []benchproc.Key
+	units  []string // every unit read, as written, in order of first use
+	read   int      // results read, before the filter
+	// configs holds the distinct values of the configuration keys the
+	// footer names (cpu, kernel, goos, goarch) among grouped results.
+	configs map[string][]string
+	// warnings are the lines benchfmt could not read; they are skipped.
 	warnings   []string
-	matchedAny bool
+	matchedAny bool // the filter kept at least one result
 }
 
+// groupKey is one plotted point: its series and x keys; either is zero
+// where there is no such projection.
 type groupKey struct{ s, x benchproc.Key }
 
 // group is the values of one plotted point: one value per result for
@@ -236,14 +245,16 @@ func selectResults(files *benchfmt.Files, q query) (*selection, error) {
 	if err := files.Err(); err != nil {
 		return nil, err
 	}
+	// From here on the selection goes back with an error too, so the
+	// caller can report the unreadable lines that may explain it.
 	if sel.read == 0 {
-		return nil, fmt.Errorf("no benchmark results in %s", strings.Join(displayPaths(files.Paths), ", "))
+		return sel, fmt.Errorf("no benchmark results in %s", strings.Join(displayPaths(files.Paths), ", "))
 	}
 	if !sel.matchedAny {
-		return nil, fmt.Errorf("no results match -filter %s (of %d read)", q.filter, sel.read)
+		return sel, fmt.Errorf("no results match -filter %s (of %d read)", q.filter, sel.read)
 	}
 	if len(sel.groups) == 0 {
-		return nil, sel.explainEmpty(units)
+		return sel, sel.explainEmpty(units)
 	}
 	// Zero keys (no projection) have nothing to sort by.
 	if sel.xProj != nil {
@@ -253,7 +264,7 @@ func selectResults(files *benchfmt.Files, q query) (*selection, error) {
 		benchproc.SortKeys(sel.ss)
 	}
 	if err := sel.checkMixed(); err != nil {
-		return nil, err
+		return sel, err
 	}
 	return sel, nil
 }
