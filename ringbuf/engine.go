@@ -209,14 +209,23 @@ func (r *Reader) claimLocked(one, release bool) (c claim, recPos uint64, recLen 
 // go back to be claimed again.
 func (r *Reader) releaseLocked(c claim, upTo uint64) {
 	i := r.claims.find(c.start)
-	if upTo < c.end {
-		if c.end == r.claimPos {
-			r.claims.items[i].end, r.claimPos = upTo, upTo // nobody claimed after it
+	switch {
+	case upTo >= c.end:
+		r.claims.setState(i, claimReleased)
+	case c.end == r.claimPos: // nobody claimed after it: un-claim the rest
+		r.claimPos = upTo
+		if upTo == c.start {
+			r.claims.items = r.claims.items[:i] // c is the last claim
 		} else {
-			r.claims.split(i, upTo, claimReturned)
+			r.claims.items[i].end = upTo
+			r.claims.setState(i, claimReleased)
 		}
+	case upTo == c.start:
+		r.claims.setState(i, claimReturned)
+	default:
+		r.claims.split(i, upTo, claimReturned)
+		r.claims.setState(i, claimReleased)
 	}
-	r.claims.setState(i, claimReleased)
 	r.advanceLocked()
 	// Records committed while c was held woke nobody if they sat behind
 	// it: the kernel wakes only a consumer that has caught up.
