@@ -272,6 +272,22 @@ func (r *Reader) wakeWaitersLocked() {
 // release may come late or never (a Peek view kept for long).
 const heldClaimPoll = time.Millisecond
 
+// busyBackoff is how long to wait the n-th time in a row for a record a
+// producer is still writing (between reserve and submit; it may wake
+// nobody, with BPF_RB_NO_WAKEUP): 0, for a yield, the first eight times,
+// then doubling from 2 µs up to a millisecond, never past timeout (if not
+// negative).
+func busyBackoff(n int, timeout time.Duration) time.Duration {
+	if n <= 8 {
+		return 0
+	}
+	d := time.Microsecond << min(n-8, 10)
+	if timeout >= 0 {
+		d = min(d, timeout)
+	}
+	return d
+}
+
 // waitState is one read's or loop's state across waits.
 type waitState struct {
 	busyWaits int
@@ -300,19 +316,13 @@ func (r *Reader) waitLocked(op *waitState, busy bool) error {
 	}
 
 	if busy {
-		// A producer is between reserve and submit and may wake nobody
-		// (BPF_RB_NO_WAKEUP): yield a few times, then sleep, doubling up
-		// to a millisecond, never past the deadline, never holding mu.
+		// Never holding mu: Close, SetDeadline and other reads need it.
 		op.busyWaits++
 		r.waiters++
 		r.mu.Unlock()
-		if op.busyWaits <= 8 {
+		if d := busyBackoff(op.busyWaits, timeout); d == 0 {
 			runtime.Gosched()
 		} else {
-			d := time.Microsecond << min(op.busyWaits-8, 10)
-			if timeout >= 0 {
-				d = min(d, timeout)
-			}
 			time.Sleep(d)
 		}
 		r.mu.Lock()

@@ -47,6 +47,10 @@ type Record struct {
 	// Remaining is the minimum number of bytes left in the ring after
 	// this record.
 	Remaining int
+	// Ring is the ring the record came from when a MultiReader read it:
+	// its map's index in NewMultiReader's list, or its key in the map of
+	// maps. It is 0 from a Reader.
+	Ring int
 }
 
 // Reader reads records from a BPF_MAP_TYPE_RINGBUF map.
@@ -106,17 +110,7 @@ func (res *resources) free() error {
 // consumer position the map holds, so a pinned or reused ring is read from
 // where its last reader stopped.
 func NewReader(m *ebpf.Map) (*Reader, error) {
-	if m == nil {
-		return nil, errors.New("ringbuf: nil map")
-	}
-	if m.Type() != ebpf.RingBuf {
-		return nil, fmt.Errorf("ringbuf: map type %s is not %s", m.Type(), ebpf.RingBuf)
-	}
-	size := uint64(m.MaxEntries())
-	if size == 0 || size&(size-1) != 0 || size%uint64(os.Getpagesize()) != 0 {
-		return nil, fmt.Errorf("ringbuf: size %d is not a power-of-two number of pages", size)
-	}
-	mapping, rg, err := mapRing(m.FD(), size)
+	mapping, rg, err := mapRingMap(m)
 	if err != nil {
 		return nil, fmt.Errorf("ringbuf: %w", err)
 	}
@@ -137,6 +131,21 @@ func NewReader(m *ebpf.Map) (*Reader, error) {
 	}
 	r.cleanup = runtime.AddCleanup(r, func(res *resources) { res.free() }, r.res)
 	return r, nil
+}
+
+// mapRingMap checks that m is a ring buffer and maps it.
+func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
+	if m == nil {
+		return nil, nil, errors.New("nil map")
+	}
+	if m.Type() != ebpf.RingBuf {
+		return nil, nil, fmt.Errorf("map type %s is not %s", m.Type(), ebpf.RingBuf)
+	}
+	size := uint64(m.MaxEntries())
+	if size == 0 || size&(size-1) != 0 || size%uint64(os.Getpagesize()) != 0 {
+		return nil, nil, fmt.Errorf("size %d is not a power-of-two number of pages", size)
+	}
+	return mapRing(m.FD(), size)
 }
 
 // newReader starts a Reader on a ring that is already mapped.

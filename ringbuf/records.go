@@ -48,48 +48,63 @@ func (r *Reader) Records() iter.Seq2[*Record, error] {
 				yield(nil, err)
 				return
 			}
-			// The hot loop: one header load per record; nothing is called
-			// but yield and methods that inline. The checks keep every
-			// read inside the claim even if the ring changes under us.
-			rg, closed, batchBytes := r.ring, &r.closedFlag, r.batchBytes
-			p, start, end := b.pos, b.claim.start, b.claim.end
-			var prefetch uint64
-			for p < end && !closed.Load() {
-				h := rg.headerAt(p)
-				if h.busy() {
-					b.busy = true // claimed without a walk: a producer is still writing
-					break
-				}
-				total := h.total()
-				if total > end-p {
-					b.err = rg.corrupt(p, end, h)
-					break
-				}
-				// Touch the ring ahead of the walk, within the claim: the
-				// loads overlap the misses a header walk takes one by one.
-				if ahead := p + lookahead; ahead < end && total < lookaheadBelow {
-					prefetch += rg.touch(ahead)
-				}
-				next := p + total
-				if !h.discarded() {
-					rec.RawSample = rg.sample(p, h.length())
-					rec.Remaining = int(b.producer - next)
-					b.pos = next // consumed once handed out, whatever the body does
-					if !yield(&rec, nil) {
-						return
-					}
-				}
-				p = next
-				if p-start >= batchBytes && p < end {
-					// A long claim gives back what it read as it goes, so
-					// the kernel never waits for more than batchBytes.
-					b.pos = p
-					start = r.releasePrefix(&b)
-				}
+			if !r.yieldBatch(&b, &rec, ^uint64(0), yield) {
+				return
 			}
-			b.pos, b.prefetch = p, prefetch
 		}
 	}
+}
+
+// yieldBatch yields the records of b's claim from b.pos on, at most limit
+// bytes of them, and reports whether the loop body asked for more. It
+// stops early before a busy record, at a corrupt one (in b.busy, b.err)
+// and once the Reader is closed.
+//
+// The hot loop: one header load per record; nothing is called but yield
+// and methods that inline. The checks keep every read inside the claim
+// even if the ring changes under us.
+func (r *Reader) yieldBatch(b *batch, rec *Record, limit uint64, yield func(*Record, error) bool) bool {
+	rg, closed, batchBytes := r.ring, &r.closedFlag, r.batchBytes
+	p, start, end := b.pos, b.claim.start, b.claim.end
+	if limit < end-p {
+		end = p + limit
+	}
+	var prefetch uint64
+	for p < end && !closed.Load() {
+		h := rg.headerAt(p)
+		if h.busy() {
+			b.busy = true // claimed without a walk: a producer is still writing
+			break
+		}
+		total := h.total()
+		if total > b.claim.end-p {
+			b.err = rg.corrupt(p, b.claim.end, h)
+			break
+		}
+		// Touch the ring ahead of the walk, within the claim: the loads
+		// overlap the misses a header walk takes one by one.
+		if ahead := p + lookahead; ahead < end && total < lookaheadBelow {
+			prefetch += rg.touch(ahead)
+		}
+		next := p + total
+		if !h.discarded() {
+			rec.RawSample = rg.sample(p, h.length())
+			rec.Remaining = int(b.producer - next)
+			b.pos = next // consumed once handed out, whatever the body does
+			if !yield(rec, nil) {
+				return false
+			}
+		}
+		p = next
+		if p-start >= batchBytes && p < b.claim.end {
+			// A long claim gives back what it read as it goes, so the
+			// kernel never waits for more than batchBytes.
+			b.pos = p
+			start = r.releasePrefix(b)
+		}
+	}
+	b.pos, b.prefetch = p, b.prefetch+prefetch
+	return true
 }
 
 // lookahead is how far ahead of the walk Records touches the ring, for
