@@ -99,14 +99,23 @@ benchstat:
 # checkout (main, a pull request's head). Each side is built in a scratch
 # module, so go.mod stays as it is; the modes a side's ringbuf lacks are
 # reported absent. Prints benchstat tables base against head per mode and
-# every mode side by side at the head, and draws plots; OUT names the
-# results directory. COUNT, BENCHTIME, SIZES and RING as for bench.
+# every mode side by side at the head against cilium/ebpf's ReadInto, one
+# table per touch variant, and draws plots; OUT names the results
+# directory. COUNT, BENCHTIME, SIZES and RING as for bench.
 UP_OUT = $(or $(OUT),$(RESULTS)/upstream-$(STAMP))
-.PHONY: bench-upstream
+UPSTREAMBENCH = $(GO) run ./internal/upstreambench/cmd/upstreambench
+.PHONY: bench-upstream bench-upstream-tables bench-upstream-plots
 bench-upstream:
-	@$(GO) run ./internal/upstreambench/cmd/upstreambench -upstream "$(UPSTREAM)" $(if $(BASE),-base "$(BASE)") \
+	@$(UPSTREAMBENCH) -upstream "$(UPSTREAM)" $(if $(BASE),-base "$(BASE)") \
 		-count $(COUNT) -benchtime $(BENCHTIME) $(if $(SIZES),-sizes "$(SIZES)") $(if $(RING),-ring $(RING)) \
 		$(if $(PIN),-pin "$(PIN)") -out "$(UP_OUT)"
+
+# bench-upstream-tables, bench-upstream-plots: bench-upstream's tables and
+# plots from a saved run (IN=its results directory).
+bench-upstream-tables:
+	@$(UPSTREAMBENCH) -tables "$(IN)"
+bench-upstream-plots:
+	@$(UPSTREAMBENCH) -plots "$(IN)"
 
 # bench-k2u: kernel-to-user transports, perf event array, ring buffer and
 # queue map. The producer's cost per event (net of an empty program) over

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package drainbench is the ring buffer drain benchmark that
 // ringbuf/bench_test.go and the upstream comparison (internal/upstreambench)
 // share: one ring a size, filled untimed by a test-run producer from

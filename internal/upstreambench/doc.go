@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package upstreambench measures the ring buffer drain benchmark of
 // internal/drainbench against two versions of cilium/ebpf, a base and a
 // head (a release, a checkout of main, a pull request), for `make

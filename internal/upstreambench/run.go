@@ -1,3 +1,5 @@
+//go:build linux
+
 package upstreambench
 
 import (
@@ -7,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -111,7 +114,14 @@ func Run(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	return cfg.compare(scratches, files)
+	baseResults, headResults, err := ReadRun(filepath.Dir(files[0]))
+	if err != nil {
+		return err
+	}
+	if err := cfg.Tables(baseResults, headResults); err != nil {
+		return err
+	}
+	return cfg.Plots(baseResults, headResults)
 }
 
 // buildSide detects side's API, writes its scratch module and builds it.
@@ -169,11 +179,15 @@ func (p *Plan) absentLines() []string {
 }
 
 // header is what a results file says about its side before the runs:
-// comment lines, which benchstat and benchplot pass over.
+// the kernel, then comment lines, which benchstat and benchplot pass over
+// and ReadResults reads.
 func header(s *Scratch) string {
 	side := s.Plan.Side
 	var b strings.Builder
-	fmt.Fprintf(&b, "# upstreambench %s: cilium/ebpf at %s\n", side.Role, side.Label)
+	// A configuration line, as every make target's results start with:
+	// benchstat prints it above its tables, benchplot in its footer.
+	fmt.Fprintf(&b, "kernel: %s\n", kernelRelease())
+	fmt.Fprintf(&b, "%s%s: cilium/ebpf at %s\n", headerPrefix, side.Role, side.Label)
 	fmt.Fprintf(&b, "# source: %s, commit %s\n", side.Dir, side.Commit)
 	fmt.Fprintf(&b, "# cpu model name: %s\n", cpuModel())
 	var names []string
@@ -256,40 +270,128 @@ func (cfg *Config) runOnce(s *Scratch, out io.Writer) error {
 	return cmd.Run()
 }
 
-// compare prints benchstat tables, base against head for each mode and
-// the modes side by side at the head, and draws the plots.
-func (cfg *Config) compare(scratches []*Scratch, files []string) error {
-	base, head := scratches[0].Plan.Side, scratches[1].Plan.Side
-	labelled := []string{base.Label + "=" + files[0], head.Label + "=" + files[1]}
+// Results is one side's results file and what its header says.
+type Results struct {
+	// Path is the results file.
+	Path string
+	// Role is "base" or "head".
+	Role string
+	// Label names the side in tables and plots.
+	Label string
+	// Modes are the modes the side ran, in Modes order.
+	Modes []string
+}
+
+// headerPrefix starts the header line that names a results file's side.
+const headerPrefix = "# upstreambench "
+
+// ReadResults reads the header of a results file that Run wrote.
+func ReadResults(path string) (*Results, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := &Results{Path: path}
+	scanner := bufio.NewScanner(f)
+	for scanner.Scan() {
+		line := scanner.Text()
+		if rest, ok := strings.CutPrefix(line, headerPrefix); ok {
+			role, label, ok := strings.Cut(rest, ": cilium/ebpf at ")
+			if !ok {
+				return nil, fmt.Errorf("%s: header line %q names no side", path, line)
+			}
+			r.Role, r.Label = role, label
+		}
+		if rest, ok := strings.CutPrefix(line, "# modes run: "); ok {
+			r.Modes = strings.Fields(rest)
+		}
+		if strings.HasPrefix(line, "Benchmark") {
+			break // the header is over
+		}
+	}
+	if err := scanner.Err(); err != nil {
+		return nil, err
+	}
+	if r.Label == "" || len(r.Modes) == 0 {
+		return nil, fmt.Errorf("%s: not a results file of make bench-upstream (no %q and \"# modes run:\" lines)", path, strings.TrimSpace(headerPrefix))
+	}
+	return r, nil
+}
+
+// has reports whether the side ran the named mode.
+func (r *Results) has(mode string) bool {
+	return slices.Contains(r.Modes, mode)
+}
+
+// labelled is the file as benchstat and benchplot take it with a label.
+func (r *Results) labelled() string {
+	return r.Label + "=" + r.Path
+}
+
+// ReadRun reads the two results files Run wrote into dir.
+func ReadRun(dir string) (base, head *Results, err error) {
+	if base, err = ReadResults(filepath.Join(dir, "base.txt")); err != nil {
+		return nil, nil, err
+	}
+	if head, err = ReadResults(filepath.Join(dir, "head.txt")); err != nil {
+		return nil, nil, err
+	}
+	return base, head, nil
+}
+
+// Tables prints benchstat tables, one benchmark and one touch variant a
+// table: each mode base against head, every mode at the head against
+// cilium/ebpf's ReadInto, and our Records against its Lease where the
+// head has both.
+func (cfg *Config) Tables(base, head *Results) error {
+	const drainRate = ".name:Drain .unit:Mrec/s"
 	for _, mode := range Modes {
-		inBase, inHead := scratches[0].Plan.Has(mode.Name), scratches[1].Plan.Has(mode.Name)
+		inBase, inHead := base.has(mode.Name), head.has(mode.Name)
 		if !inBase && !inHead {
-			fmt.Fprintf(cfg.Stdout, "\n== mode=%s: absent at both sides\n", mode.Name)
+			fmt.Fprintf(cfg.Stdout, "\n== mode=%s (%s): absent at both sides\n", mode.Name, mode.What)
 			continue
 		}
-		fmt.Fprintf(cfg.Stdout, "\n== mode=%s (%s): %s against %s\n", mode.Name, mode.What, base.Label, head.Label)
+		fmt.Fprintf(cfg.Stdout, "\n== mode=%s (%s), Mrec/s: %s against %s\n", mode.Name, mode.What, base.Label, head.Label)
 		if !inBase || !inHead {
 			fmt.Fprintf(cfg.Stdout, "(absent at %s: one column only)\n", map[bool]string{true: head.Label, false: base.Label}[inBase])
 		}
-		args := append([]string{"-filter", "/mode:" + mode.Name + " .unit:Mrec/s", "-row", "/touch,/size"}, labelled...)
-		if err := cfg.benchstat(args...); err != nil {
+		if err := cfg.benchstat("-filter", drainRate+" /mode:"+mode.Name, "-table", ".config,/touch", "-row", "/size",
+			base.labelled(), head.labelled()); err != nil {
 			return err
 		}
 	}
-	for _, touch := range []string{"head", "all"} {
-		fmt.Fprintf(cfg.Stdout, "\n== every mode at %s, touch=%s\n", head.Label, touch)
-		if err := cfg.benchstat("-filter", "/touch:"+touch+" .unit:Mrec/s", "-col", "/mode", "-row", "/size", head.Label+"="+files[1]); err != nil {
+	fmt.Fprintf(cfg.Stdout, "\n== every mode at %s against cilium/ebpf's ReadInto (upstream), Mrec/s\n", head.Label)
+	if err := cfg.benchstat("-filter", drainRate, "-table", ".config,/touch", "-row", "/size",
+		"-col", "/mode@("+strings.Join(head.Modes, " ")+")", head.labelled()); err != nil {
+		return err
+	}
+	if head.has("lease-batch") && head.has("records") {
+		fmt.Fprintf(cfg.Stdout, "\n== our records against cilium/ebpf's lease-batch at %s, Mrec/s\n", head.Label)
+		if err := cfg.benchstat("-filter", drainRate, "-table", ".config,/touch", "-row", "/size",
+			"-col", "/mode@(lease-batch records)", head.labelled()); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// Plots draws the drain rate against event size with touch=head: every
+// mode at the head, and cilium/ebpf's ReadInto at the base and the head.
+// The plots go next to the head's results file.
+func (cfg *Config) Plots(base, head *Results) error {
+	dir := filepath.Dir(head.Path)
 	plots := [][]string{
-		{"-series", "mode", "-filter", "touch=head", "-title", "ringbuf drain at cilium/ebpf " + head.Label + ", touch=head",
-			"-out", filepath.Join(cfg.Out, "head-modes"), files[1]},
-		{"-series", ".file", "-filter", "touch=head,mode=upstream", "-title", "cilium/ebpf Reader.ReadInto, base against head, touch=head",
-			"-out", filepath.Join(cfg.Out, "upstream-readinto"), labelled[0], labelled[1]},
+		{"-series", "/mode@(" + strings.Join(head.Modes, " ") + ")", "-filter", ".name:Drain /touch:head", "-legend", "reader",
+			"-title", "ring buffer drain rate at cilium/ebpf " + head.Label + " (touch=head)",
+			"-out", filepath.Join(dir, "head-modes"), head.Path},
+		{"-series", ".file", "-filter", ".name:Drain /mode:upstream /touch:head", "-legend", "cilium/ebpf",
+			"-title", "cilium/ebpf Reader.ReadInto drain rate, base against head (touch=head)",
+			"-out", filepath.Join(dir, "upstream-readinto"), base.labelled(), head.labelled()},
 	}
 	for _, plot := range plots {
-		args := append([]string{"run", "./internal/benchplot", "-kind", "line", "-x", "size", "-y", "Mrec/s", "-logx", "-logy", "-note", kernelRelease()}, plot...)
+		args := append([]string{"run", "./internal/benchplot", "-kind", "line", "-x", "/size", "-y", "Mrec/s", "-logx", "-logy",
+			"-xlabel", "event size (B)", "-ylabel", "records drained (millions/s)"}, plot...)
 		if err := cfg.goTool(args...); err != nil {
 			return fmt.Errorf("plot: %w", err)
 		}
@@ -313,11 +415,11 @@ func (cfg *Config) goTool(args ...string) error {
 	return nil
 }
 
-// kernelRelease is uname -r, for the plots' captions.
+// kernelRelease is uname -r.
 func kernelRelease() string {
 	out, err := os.ReadFile("/proc/sys/kernel/osrelease")
 	if err != nil {
-		return "kernel unknown"
+		return "unknown"
 	}
-	return "Linux " + strings.TrimSpace(string(out))
+	return strings.TrimSpace(string(out))
 }

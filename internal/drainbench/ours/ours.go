@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package ours holds the drain modes of github.com/ebpf-zc/ebpf/ringbuf for
 // internal/drainbench: ReadInto (a copy, as upstream does), PeekInto with
 // Consume, and the Records iterator. It is a package of its own so that a

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command upstreambench runs the ring buffer drain benchmark against two
 // versions of cilium/ebpf and compares them with benchstat: what `make
 // bench-upstream` runs. See package internal/upstreambench.
@@ -29,7 +31,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("upstreambench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := upstreambench.Config{Stdout: stdout, Stderr: stderr}
-	var pin string
+	var pin, tables, plots string
 	fs.StringVar(&cfg.Head, "upstream", "", "the cilium/ebpf `checkout` under review (make's UPSTREAM)")
 	fs.StringVar(&cfg.Base, "base", "", "what to compare it against: a `version` or a checkout (default: the version go.mod pins)")
 	fs.StringVar(&cfg.Repo, "repo", ".", "this repository's `root`")
@@ -40,11 +42,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Sizes, "sizes", drainbench.DefaultSizes, "event sizes, comma-separated, or sweep")
 	fs.IntVar(&cfg.Ring, "ring", 256<<20, "ring buffer size in bytes, a power of two")
 	fs.StringVar(&pin, "pin", "", "`command` the runs go through, e.g. \"taskset -c 1\"")
+	fs.StringVar(&tables, "tables", "", "print the tables of a saved run in `directory` (its base.txt and head.txt) and measure nothing")
+	fs.StringVar(&plots, "plots", "", "draw the plots of a saved run in `directory` and measure nothing")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q: the checkout goes in -upstream", fs.Args())
+	}
+	if tables != "" || plots != "" {
+		return redo(cfg, tables, plots)
 	}
 	if cfg.Head == "" {
 		return fmt.Errorf("no checkout to measure: make bench-upstream UPSTREAM=<cilium/ebpf checkout> [BASE=<version or checkout>]")
@@ -54,4 +61,25 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.Pin = strings.Fields(pin)
 	return upstreambench.Run(cfg)
+}
+
+// redo prints the tables or draws the plots of saved runs.
+func redo(cfg upstreambench.Config, tables, plots string) error {
+	if tables != "" {
+		base, head, err := upstreambench.ReadRun(tables)
+		if err != nil {
+			return err
+		}
+		if err := cfg.Tables(base, head); err != nil {
+			return err
+		}
+	}
+	if plots != "" {
+		base, head, err := upstreambench.ReadRun(plots)
+		if err != nil {
+			return err
+		}
+		return cfg.Plots(base, head)
+	}
+	return nil
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -29,6 +31,8 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"no runs", []string{"-upstream", cilium, "-count", "0"}, "COUNT=0"},
 		{"ring not a power of two", []string{"-upstream", cilium, "-ring", "1000"}, "RING=1000"},
 		{"unknown flag", []string{"-bogus"}, "flag provided but not defined"},
+		{"tables of nothing", []string{"-tables", "/nonexistent"}, "/nonexistent/base.txt"},
+		{"plots of another directory", []string{"-plots", other}, "base.txt"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := run(tc.args, io.Discard, io.Discard)
