@@ -147,6 +147,7 @@ func (r *Reader) scan(pos, end, budget uint64, one bool) (next, recPos uint64, r
 // nobody else sees the claim, and with no other claim before it the queue
 // is left alone (BenchmarkRead mode=copy).
 func (r *Reader) claimLocked(one, release bool) (c claim, recPos uint64, recLen uint32, ok, busy bool, err error) {
+	r.revokePeekLocked() // a peeker alone no longer
 	for r.err == nil {
 		i := r.claims.firstReturned()
 		var start, end, next uint64
