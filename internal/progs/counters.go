@@ -69,11 +69,18 @@ func CountDrop(counters *ebpf.Map, label string) asm.Instructions {
 // LookupScratch points dst at element 0 of a per-CPU scratch array,
 // jumping to fail if the lookup fails. It clobbers R0-R5.
 func LookupScratch(scratch *ebpf.Map, dst asm.Register, fail string) asm.Instructions {
+	insns := asm.Instructions{asm.StoreImm(asm.R10, -4, 0, asm.Word)}
+	return append(insns, lookupStackKey(scratch, -4, dst, fail)...)
+}
+
+// lookupStackKey points dst at the value of m whose key the program
+// stored at keyOffset on its stack, jumping to fail if there is none. It
+// clobbers R0-R5.
+func lookupStackKey(m *ebpf.Map, keyOffset int32, dst asm.Register, fail string) asm.Instructions {
 	return asm.Instructions{
-		asm.StoreImm(asm.R10, -4, 0, asm.Word),
-		asm.LoadMapPtr(asm.R1, scratch.FD()),
+		asm.LoadMapPtr(asm.R1, m.FD()),
 		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, -4),
+		asm.Add.Imm(asm.R2, keyOffset),
 		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, fail),
 		asm.Mov.Reg(dst, asm.R0),
