@@ -17,7 +17,7 @@ LIBBPF  := $(shell pkg-config --exists libbpf 2>/dev/null && echo -tags libbpf)
 BENCHSTAT = $(GO) tool benchstat
 PLOT      = $(GO) run ./internal/benchplot
 
-.PHONY: all test lint bench benchstat bench-plot bench-k2u bench-xdp bench-sockfilter test-vms
+.PHONY: all test lint bench benchstat bench-plot bench-k2u bench-rings bench-xdp bench-sockfilter test-vms
 
 all: test
 
@@ -86,6 +86,35 @@ bench-k2u:
 		-note "$$(uname -r)" -title "events delivered to user space, producer flat out" -out $(basename $(K2U_OUT))-e2e $(K2U_OUT)
 	$(PLOT) -kind bar -x reader -y cons-ms/Mevent -series size -filter '.name=K2U,rate=1000000' \
 		-note "$$(uname -r)" -title "consumer CPU per million events, 1M events/s offered" -out $(basename $(K2U_OUT))-cpu $(K2U_OUT)
+
+# bench-rings: ring buffer producers on every CPU at once, into one ring
+# they share or a ring per CPU (RINGS_SIZES, RINGS_PRODUCERS, RINGS_RING in
+# bench/rings_env_test.go). Benchstat tables shared against per-CPU and one
+# producer against two, then the lock-contention projection to 8, 32 and
+# 128 CPUs (internal/ringmodel) and plots of both at RINGS_PLOT_SIZE bytes
+# with NO_WAKEUP.
+RINGS_OUT = $(or $(OUT),$(RESULTS)/rings-$(STAMP).txt)
+RINGS_PROJ = $(basename $(RINGS_OUT))-projection.txt
+RINGS_PLOT_SIZE ?= 128
+bench-rings:
+	@mkdir -p $(dir $(RINGS_OUT))
+	$(GO) test -run '^$$' -bench 'BenchmarkRings$$' -benchtime $(or $(RINGS_BENCHTIME),1s) -count $(or $(RINGS_COUNT),6) -timeout 0 ./bench/ | tee $(RINGS_OUT)
+	@echo; echo "== shared ring against per-CPU rings (sec/event: a producer's time per event)"
+	$(BENCHSTAT) -col /layout -row /producers,/size,/flags $(RINGS_OUT)
+	@echo; echo "== one producer against two contending, shared ring"
+	$(BENCHSTAT) -filter '/layout:shared' -col /producers -row /size,/flags $(RINGS_OUT)
+	@echo; echo "== projection (internal/ringmodel): $(RINGS_PROJ)"
+	$(GO) run ./internal/ringmodel/cmd/ringproject -producers 1,2,8,32,128 $(RINGS_OUT) | tee $(RINGS_PROJ)
+	$(PLOT) -kind line -x producers -y ns/event -series layout -logx -logy -filter size=$(RINGS_PLOT_SIZE),flags=no_wakeup \
+		-xlabel "producer CPUs (count)" -ylabel "ns per event, per producer" \
+		-note "$$(uname -r); -projection lines are the model, not measurements" \
+		-title "producer cost per event, $(RINGS_PLOT_SIZE) B, NO_WAKEUP" \
+		-out $(basename $(RINGS_OUT))-ns $(RINGS_OUT) $(RINGS_PROJ)
+	$(PLOT) -kind line -x producers -y Mevents/s -series layout -logx -logy -filter size=$(RINGS_PLOT_SIZE),flags=no_wakeup \
+		-xlabel "producer CPUs (count)" -ylabel "million events per second, all producers" \
+		-note "$$(uname -r); -projection lines are the model, not measurements" \
+		-title "events placed per second, $(RINGS_PLOT_SIZE) B, NO_WAKEUP" \
+		-out $(basename $(RINGS_OUT))-rate $(RINGS_OUT) $(RINGS_PROJ)
 
 # bench-sockfilter: a UDP server on [::1] against one good client and bad
 # clients sending empty datagrams, with and without a socket filter that
