@@ -3,6 +3,7 @@ package progs
 import (
 	"cmp"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -94,17 +95,19 @@ func ringSeqs(t *testing.T, ring *ebpf.Map, size int, pattern bool) []uint64 {
 // each CPU's records, and only those, are in that CPU's ring: both ways
 // of choosing the CPU (test-run's BPF_F_TEST_RUN_ON_CPU for a raw
 // tracepoint program, a pinned thread for a socket filter), both
-// methods, rings of different sizes.
+// methods, one counter or per-CPU counters, rings of different sizes.
 func TestPerCPUProducerWritesToItsCPU(t *testing.T) {
 	cases := []struct {
 		name   string
 		typ    ebpf.ProgramType
 		method Method
+		cpuSeq bool
 	}{
-		{"raw_tp/reserve", ebpf.RawTracepoint, Reserve},
-		{"raw_tp/output", ebpf.RawTracepoint, Output},
-		{"socket_filter_pinned/reserve", ebpf.SocketFilter, Reserve},
-		{"socket_filter_pinned/output", ebpf.SocketFilter, Output},
+		{"raw_tp/reserve", ebpf.RawTracepoint, Reserve, false},
+		{"raw_tp/output", ebpf.RawTracepoint, Output, false},
+		{"raw_tp/reserve/cpu_sequence", ebpf.RawTracepoint, Reserve, true},
+		{"socket_filter_pinned/reserve", ebpf.SocketFilter, Reserve, false},
+		{"socket_filter_pinned/output/cpu_sequence", ebpf.SocketFilter, Output, true},
 	}
 	const size = 40
 	for _, c := range cases {
@@ -115,8 +118,10 @@ func TestPerCPUProducerWritesToItsCPU(t *testing.T) {
 				sizes[i] = 4096 << (i % 2) // rings of different sizes
 			}
 			set := newTestRingSet(t, sizes)
-			p := newTestProducer(t, RingbufSpec{PerCPU: set.Outer, Type: c.typ, Method: c.method, Size: size, Pattern: true})
-			want := make(map[int][2]uint64) // CPU: first sequence number, count
+			p := newTestProducer(t, RingbufSpec{
+				PerCPU: set.Outer, Type: c.typ, Method: c.method, Size: size, Pattern: true, CPUSequence: c.cpuSeq,
+			})
+			want := make([][]uint64, cpus) // each CPU's sequence numbers
 			var next uint64
 			for _, cpu := range onlineCPUs(t) {
 				times := 3 + 2*cpu
@@ -132,7 +137,13 @@ func TestPerCPUProducerWritesToItsCPU(t *testing.T) {
 					t.Fatal(err)
 				}
 				// Test-run may run a program more often than asked.
-				want[cpu] = [2]uint64{next, produced - next}
+				for n := range produced - next {
+					seq := next + n
+					if c.cpuSeq {
+						seq = uint64(cpu)<<48 | n
+					}
+					want[cpu] = append(want[cpu], seq)
+				}
 				next = produced
 			}
 			_, dropped, err := p.Counts()
@@ -140,15 +151,9 @@ func TestPerCPUProducerWritesToItsCPU(t *testing.T) {
 				t.Fatalf("dropped %d (%v), want 0", dropped, err)
 			}
 			for cpu, ring := range set.Rings {
-				seqs := ringSeqs(t, ring, size, true)
-				first, count := want[cpu][0], want[cpu][1]
-				if uint64(len(seqs)) != count {
-					t.Fatalf("ring of CPU %d holds %d records, want %d", cpu, len(seqs), count)
-				}
-				for i, seq := range seqs {
-					if seq != first+uint64(i) {
-						t.Fatalf("ring of CPU %d, record %d: seq %d, want %d (another CPU's record)", cpu, i, seq, first+uint64(i))
-					}
+				got := ringSeqs(t, ring, size, true)
+				if !slices.Equal(got, want[cpu]) {
+					t.Fatalf("ring of CPU %d holds %v, want %v", cpu, got, want[cpu])
 				}
 			}
 		})
@@ -170,21 +175,69 @@ func runPinned(t *testing.T, p *Producer, cpu, times int) {
 
 // TestPerCPUProducerConcurrent runs producers on every CPU at once into
 // small rings, so some fill, and checks that every sequence number is
-// either in exactly one ring or counted as dropped.
+// either in exactly one ring or counted as dropped; with per-CPU
+// counters, also that each record is in its CPU's ring.
 func TestPerCPUProducerConcurrent(t *testing.T) {
-	const size, runs = 24, 2000
-	if err := HaveAtomicFetch(); err != nil {
-		// Without atomic fetch, NextSequence numbers exactly only while
-		// one producer runs at a time.
-		t.Skipf("concurrent producers need unique sequence numbers: %v", err)
+	for _, c := range []struct {
+		name   string
+		cpuSeq bool
+	}{
+		{"one_counter", false},
+		{"cpu_sequence", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := HaveAtomicFetch(); err != nil && !c.cpuSeq {
+				// Without atomic fetch, one counter numbers exactly only
+				// while one producer runs at a time.
+				t.Skipf("concurrent producers on one counter need unique sequence numbers: %v", err)
+			}
+			const size, runs = 24, 2000
+			sizes := make([]int, possibleCPUs(t))
+			for i := range sizes {
+				sizes[i] = 16384 >> (i % 2) // 512 or 1024 records of 32 bytes
+			}
+			set := newTestRingSet(t, sizes)
+			p := newTestProducer(t, RingbufSpec{PerCPU: set.Outer, Size: size, Flags: NoWakeup, CPUSequence: c.cpuSeq})
+			runOnEveryCPU(t, p, runs)
+			counts, err := p.CPUCounts()
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := make([]seqcheck.Tracker, len(counts))
+			for ring := range set.Rings {
+				for _, seq := range ringSeqs(t, set.Rings[ring], size, false) {
+					tracker := 0
+					if c.cpuSeq {
+						cpu, n := CPUOf(seq)
+						if cpu != ring {
+							t.Fatalf("CPU %d's record %d in the ring of CPU %d", cpu, n, ring)
+						}
+						tracker, seq = cpu, n
+					}
+					if !seen[tracker].Add(seq) {
+						t.Fatalf("seq %d twice (ring of CPU %d)", seq, ring)
+					}
+				}
+			}
+			var dropped uint64
+			for i, count := range counts {
+				if err := seen[i].Check(count[0], count[1]); err != nil {
+					t.Fatalf("counter %d: %v", i, err)
+				}
+				dropped += count[1]
+			}
+			if dropped == 0 {
+				t.Fatalf("%v records into rings of 512-1024 and none dropped", counts)
+			}
+		})
 	}
+}
+
+// runOnEveryCPU runs p runs times on every CPU at once, from threads
+// pinned to them.
+func runOnEveryCPU(t *testing.T, p *Producer, runs int) {
+	t.Helper()
 	cpus := onlineCPUs(t)
-	sizes := make([]int, possibleCPUs(t))
-	for i := range sizes {
-		sizes[i] = 16384 >> (i % 2) // 512 or 1024 records of 32 bytes
-	}
-	set := newTestRingSet(t, sizes)
-	p := newTestProducer(t, RingbufSpec{PerCPU: set.Outer, Size: size, Flags: NoWakeup})
 	var wg sync.WaitGroup
 	errs := make(chan error, len(cpus))
 	for _, cpu := range cpus {
@@ -204,24 +257,6 @@ func TestPerCPUProducerConcurrent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	produced, dropped, err := p.Counts()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if dropped == 0 {
-		t.Fatalf("%d records into rings of 512-1024 and none dropped", produced)
-	}
-	var seen seqcheck.Tracker
-	for cpu, ring := range set.Rings {
-		for _, seq := range ringSeqs(t, ring, size, false) {
-			if !seen.Add(seq) {
-				t.Fatalf("seq %d twice (ring of CPU %d)", seq, cpu)
-			}
-		}
-	}
-	if err := seen.Check(produced, dropped); err != nil {
-		t.Fatal(err)
 	}
 }
 
