@@ -14,8 +14,9 @@ import (
 // once cost each other, writing into one shared ring or into a ring per
 // CPU (an array of maps indexed by bpf_get_smp_processor_id), for each
 // event size and wake-up flag. An op is one event placed by every
-// producer; ns/event is a producer's own time per event, waiting for
-// the others included (the contention); Mevents/s is what all of them
+// producer; ns/event is a producer thread's CPU time per event, spinning
+// for the shared ring's lock included (the contention), time the thread
+// was not running excluded; Mevents/s is what all of them
 // placed together per second; lost-% the share the program could not
 // place. Nobody reads while the producers run: the rings are drained
 // between loops with the timer stopped, and a row fails unless every

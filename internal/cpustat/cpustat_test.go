@@ -43,3 +43,38 @@ func TestPerSecond(t *testing.T) {
 		}
 	}
 }
+
+// TestThreadClock checks that the thread clock counts the thread's own
+// work, never more than the wall time that passed, and not its sleep. It
+// spins until the clock, not the wall, says 20 ms went by, so a loaded
+// machine slows it down but does not fail it.
+func TestThreadClock(t *testing.T) {
+	unpin, err := Pin(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unpin()
+	clock := func() time.Duration {
+		t.Helper()
+		d, err := ThreadClock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	start, wallStart := clock(), time.Now()
+	for clock()-start < 20*time.Millisecond {
+		if time.Since(wallStart) > 10*time.Second {
+			t.Fatalf("10 s of spinning charged %v", clock()-start)
+		}
+	}
+	used, wall := clock()-start, time.Since(wallStart)
+	if used > wall {
+		t.Errorf("charged %v in %v of wall time", used, wall)
+	}
+	before := clock()
+	time.Sleep(20 * time.Millisecond)
+	if slept := clock() - before; slept > 5*time.Millisecond {
+		t.Errorf("a 20 ms sleep was charged %v", slept)
+	}
+}
