@@ -69,7 +69,7 @@ type Rig struct {
 	results  chan runResult
 	stopOnce sync.Once
 
-	seen      seqcheck.Tracker
+	seen      []seqcheck.Tracker // per CPU: progs numbers each CPU's events apart
 	malformed uint64
 }
 
@@ -88,13 +88,15 @@ func New(cfg Config) (_ *Rig, err error) {
 	if cfg.Producers < 1 || cfg.Producers > cpus {
 		return nil, fmt.Errorf("contend: %d producers, want 1 to %d (the CPUs)", cfg.Producers, cpus)
 	}
-	r := &Rig{cfg: cfg, results: make(chan runResult, cfg.Producers)}
+	r := &Rig{cfg: cfg, results: make(chan runResult, cfg.Producers), seen: make([]seqcheck.Tracker, cpus)}
 	defer func() {
 		if err != nil {
 			r.Close()
 		}
 	}()
-	spec := progs.RingbufSpec{Size: cfg.Size, Method: progs.Reserve, Flags: cfg.Flags}
+	// Per-CPU numbering: one counter for all would be a cache line every
+	// producer writes, contention of the benchmark's own making.
+	spec := progs.RingbufSpec{Size: cfg.Size, Method: progs.Reserve, Flags: cfg.Flags, CPUSequence: true}
 	perRing := cfg.RingBytes
 	switch cfg.Layout {
 	case Shared:
@@ -208,16 +210,18 @@ func (r *Rig) Produce(n int) (busy time.Duration, err error) {
 	return busy, errors.Join(errs...)
 }
 
-// Drain empties every ring and checks each record: its size, and that
-// its sequence number had not arrived before.
+// Drain empties every ring and checks each record: its size, that its
+// sequence number had not arrived before, and with per-CPU rings that it
+// is in the ring of the CPU that made it.
 func (r *Rig) Drain() error {
-	for _, rd := range r.readers {
+	for ring, rd := range r.readers {
 		if err := rd.Flush(); err != nil {
 			return err
 		}
 		err := drain.Records(rd, func(sample []byte) {
 			seq, err := progs.CheckRecord(sample, r.cfg.Size, false)
-			if err != nil || !r.seen.Add(seq) {
+			cpu, n := progs.CPUOf(seq)
+			if err != nil || cpu >= len(r.seen) || (r.cfg.Layout == PerCPU && cpu != ring) || !r.seen[cpu].Add(n) {
 				r.malformed++
 			}
 		})
@@ -226,7 +230,7 @@ func (r *Rig) Drain() error {
 		}
 	}
 	if r.malformed > 0 {
-		return fmt.Errorf("contend: %d records malformed or delivered twice", r.malformed)
+		return fmt.Errorf("contend: %d records malformed, delivered twice or in another CPU's ring", r.malformed)
 	}
 	return nil
 }
@@ -235,11 +239,19 @@ func (r *Rig) Drain() error {
 // could not place, and checks, after a Drain, that every other one was
 // delivered exactly once.
 func (r *Rig) Counts() (produced, dropped uint64, err error) {
-	produced, dropped, err = r.producer.Counts()
+	perCPU, err := r.producer.CPUCounts()
 	if err != nil {
 		return 0, 0, err
 	}
-	return produced, dropped, r.seen.Check(produced, dropped)
+	var errs []error
+	for cpu, c := range perCPU {
+		produced += c[0]
+		dropped += c[1]
+		if err := r.seen[cpu].Check(c[0], c[1]); err != nil {
+			errs = append(errs, fmt.Errorf("contend: CPU %d: %w", cpu, err))
+		}
+	}
+	return produced, dropped, errors.Join(errs...)
 }
 
 // Close stops the producer goroutines and releases everything.
