@@ -111,7 +111,7 @@ bench-rings:
 		-title "producer cost per event, $(RINGS_PLOT_SIZE) B, NO_WAKEUP" \
 		-out $(basename $(RINGS_OUT))-ns $(RINGS_OUT) $(RINGS_PROJ)
 	$(PLOT) -kind line -x producers -y Mevents/s -series layout -logx -logy -filter size=$(RINGS_PLOT_SIZE),flags=no_wakeup \
-		-xlabel "producer CPUs (count)" -ylabel "million events per second, all producers" \
+		-xlabel "producer CPUs (count)" -ylabel "million events per CPU-second, all producers" \
 		-note "$$(uname -r); -projection lines are the model, not measurements" \
 		-title "events placed per second, $(RINGS_PLOT_SIZE) B, NO_WAKEUP" \
 		-out $(basename $(RINGS_OUT))-rate $(RINGS_OUT) $(RINGS_PROJ)

@@ -26,10 +26,10 @@
 //     that crosses sockets costs more, so the projection is a lower bound
 //     for the shared ring there.
 //   - Nothing else is shared. Per-CPU rings have no common lock, and the
-//     same fit gives them their own s: whatever else the producers share
-//     (in our benchmark the sequence counter, one cache line every
-//     producer adds to atomically), which a tool without a global counter
-//     does not pay.
+//     same fit gives them their own s: whatever else the producers share.
+//     BenchmarkRings numbers events per CPU (progs.RingbufSpec's
+//     CPUSequence), so that is memory bandwidth and the hypervisor, and
+//     an s of zero, within noise, is the expected fit.
 //   - t(2) below t(1) is noise, not a speed-up: s is then zero.
 package ringmodel
 
