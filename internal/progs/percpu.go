@@ -132,10 +132,10 @@ const testRunOnCPU = 1 << 0
 // honours BPF_F_TEST_RUN_ON_CPU only for raw tracepoints
 // (bpf_prog_test_run_raw_tp, net/bpf/test_run.c, Linux 5.10+), and runs
 // those once per call: it refuses a repeat count, so this makes a system
-// call per run. Socket filter, tc, XDP and syscall programs refuse the
-// flag (EINVAL); test-run runs them on the calling thread's CPU, so
-// pinning the thread (cpustat.Pin) chooses their CPU, with a repeat
-// count.
+// call per run. Socket filter, tc and syscall programs refuse the flag
+// (EINVAL), and so does XDP since Linux 5.18, while 5.10 ignores it for
+// XDP. Test-run runs all of those on the calling thread's CPU, so pinning
+// the thread (cpustat.Pin) chooses their CPU, with a repeat count.
 func RunOnCPU(prog *ebpf.Program, cpu, times int) error {
 	opts := ebpf.RunOptions{Flags: testRunOnCPU, CPU: uint32(cpu)}
 	for range times {

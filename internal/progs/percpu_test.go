@@ -350,28 +350,47 @@ func TestRingSetBadInput(t *testing.T) {
 	}
 }
 
+// onCPUFlag is what test-run does with BPF_F_TEST_RUN_ON_CPU.
+type onCPUFlag int
+
+const (
+	honours onCPUFlag = iota // runs the program on the CPU asked for
+	refuses                  // EINVAL
+	// ignoresBefore518 is XDP's: refused since live-frame mode came in
+	// (BPF_F_TEST_XDP_LIVE_FRAMES, Linux 5.18), ignored before, the
+	// program running on the calling thread's CPU (seen on 5.10).
+	ignoresBefore518
+)
+
 // TestRunOnCPUProgramTypes records which program types test-run will run
 // on a chosen CPU (BPF_F_TEST_RUN_ON_CPU), the facts RunOnCPU's doc
 // states: raw tracepoints do, once per call (a repeat count is refused);
-// the others refuse the flag.
+// the others refuse the flag, or, XDP before 5.18, ignore it. The test
+// runs pinned to the first CPU and asks for the last.
 func TestRunOnCPUProgramTypes(t *testing.T) {
 	cases := []struct {
 		typ       ebpf.ProgramType
 		progFlags uint32
 		data      []byte
-		honoured  bool
+		flag      onCPUFlag
 	}{
-		{ebpf.RawTracepoint, 0, nil, true},
-		{ebpf.SocketFilter, 0, testInput, false},
-		{ebpf.SchedCLS, 0, testInput, false},
-		{ebpf.XDP, 0, testInput, false},
+		{ebpf.RawTracepoint, 0, nil, honours},
+		{ebpf.SocketFilter, 0, testInput, refuses},
+		{ebpf.SchedCLS, 0, testInput, refuses},
+		{ebpf.XDP, 0, testInput, ignoresBefore518},
 		// Syscall programs (5.14+) must be sleepable.
-		{ebpf.Syscall, unix.BPF_F_SLEEPABLE, nil, false},
+		{ebpf.Syscall, unix.BPF_F_SLEEPABLE, nil, refuses},
 	}
 	cpus := onlineCPUs(t)
-	cpu := cpus[len(cpus)-1]
+	here, asked := cpus[0], cpus[len(cpus)-1]
 	for _, c := range cases {
 		t.Run(c.typ.String(), func(t *testing.T) {
+			// Each subtest is a goroutine of its own: pin it.
+			unpin, err := cpustat.Pin(here)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unpin()
 			skipIfNoBPF(t, features.HaveProgramType(c.typ))
 			prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
 				Type: c.typ, Flags: c.progFlags, License: "GPL",
@@ -382,19 +401,22 @@ func TestRunOnCPUProgramTypes(t *testing.T) {
 			})
 			skipIfNoBPF(t, err)
 			t.Cleanup(func() { prog.Close() })
-			ret, err := prog.Run(&ebpf.RunOptions{Data: c.data, Flags: testRunOnCPU, CPU: uint32(cpu)})
-			if !c.honoured {
-				if !errors.Is(err, unix.EINVAL) {
-					t.Fatalf("run on CPU %d: got %v, want EINVAL", cpu, err)
+			ret, err := prog.Run(&ebpf.RunOptions{Data: c.data, Flags: testRunOnCPU, CPU: uint32(asked)})
+			switch {
+			case c.flag == honours:
+				if err != nil || int(ret) != asked {
+					t.Fatalf("ran on CPU %d (%v), want %d", ret, err, asked)
 				}
-				return
-			}
-			if err != nil || int(ret) != cpu {
-				t.Fatalf("ran on CPU %d (%v), want %d", ret, err, cpu)
-			}
-			_, err = prog.Run(&ebpf.RunOptions{Flags: testRunOnCPU, CPU: uint32(cpu), Repeat: 2})
-			if !errors.Is(err, unix.EINVAL) {
-				t.Fatalf("repeat 2 on CPU %d: got %v, want EINVAL", cpu, err)
+				_, err = prog.Run(&ebpf.RunOptions{Flags: testRunOnCPU, CPU: uint32(asked), Repeat: 2})
+				if !errors.Is(err, unix.EINVAL) {
+					t.Fatalf("repeat 2 on CPU %d: got %v, want EINVAL", asked, err)
+				}
+			case c.flag == ignoresBefore518 && err == nil:
+				if int(ret) != here {
+					t.Fatalf("asked for CPU %d, ran on %d, want the calling thread's %d", asked, ret, here)
+				}
+			case !errors.Is(err, unix.EINVAL):
+				t.Fatalf("run on CPU %d: got %v (ran on %d), want EINVAL", asked, err, ret)
 			}
 		})
 	}
