@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package contend runs ring buffer producers on several CPUs at once,
 // into one ring they share or into a ring per CPU, to measure what they
 // cost each other: the producer side of BenchmarkRings.
