@@ -23,7 +23,7 @@ PLOT      = $(GO) run ./internal/benchplot
 # footer beside go test's cpu line, so numbers name the host they ran on.
 HOSTINFO  = echo "kernel: $$(uname -r)"
 
-.PHONY: all test lint bench bench-tables benchstat bench-plot bench-k2u bench-k2u-tables bench-k2u-plots bench-xdp bench-xdp-tables bench-xdp-plots bench-sockfilter bench-sockfilter-tables bench-sockfilter-plots test-vms
+.PHONY: all test lint bench bench-tables benchstat bench-plot bench-k2u bench-k2u-tables bench-k2u-plots bench-rings bench-rings-tables bench-rings-plots bench-xdp bench-xdp-tables bench-xdp-plots bench-sockfilter bench-sockfilter-tables bench-sockfilter-plots test-vms
 
 all: test
 
@@ -129,6 +129,45 @@ bench-k2u-plots:
 	$(PLOT) -kind bar -x '$(K2U_READERS)' -y cons-ms/Mevent -series /size -logy -filter '.name:K2U /rate:1000000' \
 		-xlabel 'reader' -ylabel 'consumer CPU per million events (ms)' -legend 'event size (B)' \
 		-title 'consumer CPU per million events, 1M events/s offered' -out $(basename $(IN))-cpu $(IN)
+
+# bench-rings: ring buffer producers on every CPU at once, into one ring
+# they share or a ring per CPU (RINGS_SIZES, RINGS_PRODUCERS, RINGS_RING in
+# bench/rings_env_test.go). RINGS_COUNT runs a row, 6 by default (about
+# 8 minutes). Benchstat tables shared against per-CPU and one producer
+# against two, then the lock-contention projection to 8, 32 and 128 CPUs
+# (internal/ringmodel) and plots of both at RINGS_PLOT_SIZE bytes with
+# NO_WAKEUP.
+RINGS_OUT = $(or $(OUT),$(RESULTS)/rings-$(STAMP).txt)
+RINGS_PLOT_SIZE ?= 128
+bench-rings:
+	@mkdir -p $(dir $(RINGS_OUT))
+	{ $(HOSTINFO); $(GO) test -run '^$$' -bench 'BenchmarkRings$$' -benchtime $(or $(RINGS_BENCHTIME),1s) -count $(or $(RINGS_COUNT),6) -timeout 0 ./bench/; } | tee $(RINGS_OUT)
+	$(MAKE) --no-print-directory bench-rings-tables IN=$(RINGS_OUT)
+	$(MAKE) --no-print-directory bench-rings-plots IN=$(RINGS_OUT)
+
+# bench-rings-tables: bench-rings' benchstat tables from a saved run (IN=file).
+bench-rings-tables:
+	@echo; echo "== per-CPU rings against a shared ring; ns/event is a producer thread's CPU time per event (results: $(IN))"
+	$(BENCHSTAT) -filter '.name:Rings .unit:(ns/event OR Mevents/s)' -row /producers,/size,/flags -col '/layout@(shared percpu)' $(IN)
+	@echo; echo "== loss: the rings are drained before they fill, so any loss is listed here"
+	@awk '/^BenchmarkRings/ { for (i = 3; i < NF; i++) if ($$(i+1) == "lost-%") { n++; if ($$i != 0) { lost++; print "lost:", $$0 } } } \
+		END { print n " results, " (lost + 0) " with a loss" }' $(IN)
+	@echo; echo "== the shared ring: two producers contending against one alone"
+	$(BENCHSTAT) -filter '.name:Rings /layout:shared .unit:(ns/event OR Mevents/s)' -row /size,/flags -col /producers $(IN)
+
+# bench-rings-plots: the measured points and the projection, from a saved
+# run (IN=file); the projection is written beside it, -projection.txt.
+RINGS_PROJ = $(basename $(IN))-projection.txt
+bench-rings-plots:
+	$(GO) run ./internal/ringmodel/cmd/ringproject -producers 1,2,8,32,128 $(IN) | tee $(RINGS_PROJ)
+	$(PLOT) -kind line -x /producers -y ns/event -series /layout -logx -logy -filter '.name:Rings /size:$(RINGS_PLOT_SIZE) /flags:no_wakeup' \
+		-xlabel 'producer CPUs (count)' -ylabel 'CPU time per event, per producer (ns)' -legend 'layout' \
+		-title 'producer CPU time per $(RINGS_PLOT_SIZE)-byte event, NO_WAKEUP (-projection: the model)' \
+		-out $(basename $(IN))-ns $(IN) $(RINGS_PROJ)
+	$(PLOT) -kind line -x /producers -y Mevents/s -series /layout -logx -logy -filter '.name:Rings /size:$(RINGS_PLOT_SIZE) /flags:no_wakeup' \
+		-xlabel 'producer CPUs (count)' -ylabel 'events placed, all producers (M/CPU-s)' -legend 'layout' \
+		-title 'events placed, $(RINGS_PLOT_SIZE)-byte events, NO_WAKEUP (-projection: the model)' \
+		-out $(basename $(IN))-rate $(IN) $(RINGS_PROJ)
 
 # bench-sockfilter: a UDP server on [::1] against one good client and bad
 # clients sending empty datagrams, with and without a socket filter that
