@@ -82,8 +82,8 @@ func (p *accelPolicy) kvmFailed(kernel, what string) bool {
 // kvmFailure says why a run under KVM failed in a way that blames the
 // accelerator rather than the kernel or the tests, or returns "": QEMU
 // reported a KVM internal error, the guest fell silent past the
-// watchdog, or, before the guest's first marker, QEMU died or the host
-// timeout struck. A panic, an init error or failing tests are the
+// watchdog or did not boot by its deadline, or, before the guest's first
+// marker, QEMU died or the host timeout struck. A panic, an init error or failing tests are the
 // kernel's own results and are reported as such.
 func kvmFailure(b Boot, c *Console) string {
 	switch {
@@ -91,6 +91,8 @@ func kvmFailure(b Boot, c *Console) string {
 		return b.KVMError
 	case b.Silent:
 		return fmt.Sprintf("guest silent for %s", b.Watchdog)
+	case b.NoBoot:
+		return fmt.Sprintf("the init did not start within %s", b.BootDeadline)
 	case c.Booted:
 		return ""
 	case b.TimedOut:

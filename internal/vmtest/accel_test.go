@@ -108,6 +108,7 @@ func TestKVMFailure(t *testing.T) {
 		{"recorded KVM internal error", Boot{Status: -1, Signal: "signal: killed", KVMError: KVMInternalError(recordedKVMError(t))}, silentBoot,
 			"KVM internal error. Suberror: 1 (emulation failure)"},
 		{"silent before boot", Boot{Status: -1, Silent: true, Watchdog: 30 * time.Second}, silentBoot, "guest silent for 30s"},
+		{"not booted by the deadline", Boot{Status: -1, NoBoot: true, BootDeadline: 30 * time.Second}, silentBoot, "the init did not start within 30s"},
 		{"silent after boot", Boot{Status: -1, Silent: true, Watchdog: 30 * time.Second}, booted, "guest silent for 30s"},
 		{"QEMU aborted setting up the vCPU", Boot{Status: -1, Signal: "signal: aborted"}, &Console{}, "QEMU signal: aborted before the guest booted"},
 		{"QEMU error before boot", Boot{Status: 1}, &Console{}, "QEMU exited with status 1"},

@@ -51,9 +51,11 @@ var fakePlan = &wire.Plan{Steps: []wire.Step{{Package: "p", Phase: wire.PhaseTes
 //     QEMU does; under TCG the guest passes.
 //   - kvm-abort: under KVM, QEMU dies by a signal before the guest
 //     prints anything (as when it fails to set an MSR); TCG passes.
+//   - kvm-no-boot: under KVM, the kernel prints a line every 100 ms but
+//     never starts the init; TCG passes.
 //   - silent: the kernel prints its first line and nothing more, under
 //     any accelerator.
-//   - quiet-heartbeat: the console says nothing for 3 s while the
+//   - quiet-heartbeat: the console says nothing for 5 s while the
 //     heartbeat beats, then the guest passes.
 func fakeQEMU(mode string, args []string) int {
 	kvm := argAfter(args, "-accel") == AccelKVM
@@ -80,6 +82,14 @@ func fakeQEMU(mode string, args []string) int {
 		fmt.Fprintln(os.Stderr, "qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69")
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		hangForever()
+	case "kvm-no-boot":
+		if !kvm {
+			return pass()
+		}
+		for i := 0; ; i++ {
+			fmt.Printf("[%5d.000000] still booting\n", i)
+			time.Sleep(100 * time.Millisecond)
+		}
 	case "silent":
 		fmt.Println("[    0.000000] Linux version " + fakeRelease)
 		hangForever()
@@ -90,7 +100,7 @@ func fakeQEMU(mode string, args []string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		for range 12 {
+		for range 20 {
 			f.Write([]byte{'.'})
 			time.Sleep(250 * time.Millisecond)
 		}
@@ -120,7 +130,7 @@ func argAfter(args []string, flag string, prefix ...string) string {
 }
 
 // fakeMatrix is a matrix run on the fake QEMU playing mode, with -accel
-// want and a watchdog of one second.
+// want and a watchdog of two seconds.
 func fakeMatrix(t *testing.T, mode, want string) *matrixRun {
 	t.Helper()
 	t.Setenv(fakeQEMUEnv, mode)
@@ -136,7 +146,9 @@ func fakeMatrix(t *testing.T, mode, want string) *matrixRun {
 	return &matrixRun{
 		o: Options{
 			QEMU: os.Args[0], ResultsDir: t.TempDir(),
-			VMTimeout: time.Minute, Watchdog: time.Second,
+			// Short enough to keep the tests quick, long enough for a
+			// fake QEMU on a busy host.
+			VMTimeout: time.Minute, Watchdog: 2 * time.Second,
 		},
 		initrd: "/nonexistent/initramfs.cpio", plan: fakePlan, scratch: t.TempDir(),
 		policy: policy, logf: t.Logf,
@@ -166,6 +178,7 @@ func TestKVMFailureRerunsUnderTCG(t *testing.T) {
 	}{
 		{"kvm-internal-error", "KVM internal error. Suberror: 1 (emulation failure)", OutcomeKVMError, "emulation failure"},
 		{"kvm-abort", "QEMU signal: killed before the guest booted", OutcomeQEMUError, "failed to set MSR"},
+		{"kvm-no-boot", "the init did not start within 2s", OutcomeHang, "-accel kvm"},
 	} {
 		t.Run(tt.mode, func(t *testing.T) {
 			m := fakeMatrix(t, tt.mode, AccelAuto)

@@ -75,6 +75,8 @@ func Decide(b Boot, c *Console, steps []wire.Step, qemuStderr string) Verdict {
 		return Verdict{OutcomeKVMError, b.KVMError + where(c)}
 	case b.Silent:
 		return Verdict{OutcomeHang, fmt.Sprintf("no console output or heartbeat for %s, stopped by the watchdog", b.Watchdog) + where(c)}
+	case b.NoBoot:
+		return Verdict{OutcomeHang, fmt.Sprintf("the init did not start within %s, stopped", b.BootDeadline)}
 	case b.TimedOut:
 		return Verdict{OutcomeHang, "no exit within the host timeout" + where(c)}
 	}

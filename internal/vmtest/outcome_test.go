@@ -77,6 +77,8 @@ func TestDecide(t *testing.T) {
 			"[ 0.0] Linux version", "", OutcomeKVMError, "Suberror: 1 (emulation failure), before the init started"},
 		{"silent past the watchdog", Boot{Status: -1, Signal: "signal: killed", Silent: true, Watchdog: 30 * time.Second}, stuck, "",
 			OutcomeHang, "no console output or heartbeat for 30s, stopped by the watchdog, in p test"},
+		{"not booted by the deadline", Boot{Status: -1, NoBoot: true, BootDeadline: 30 * time.Second}, "[ 0.0] Linux version", "",
+			OutcomeHang, "the init did not start within 30s"},
 		{"init error", status(wire.ExitInitError), initFailed, "", OutcomeInitError, "mount bpf"},
 		{"pass code, lost markers", status(wire.ExitPass), truncated, "", OutcomeLostOutput, "p bench"},
 		{"fail code, all markers pass", status(wire.ExitFail), allPassed, "", OutcomeLostOutput, "every step on the console passed"},

@@ -56,6 +56,11 @@ type VM struct {
 	// Watchdog stops the VM once neither the console nor the heartbeat
 	// has shown a sign of life for that long; zero turns it off.
 	Watchdog time.Duration
+	// BootDeadline stops the VM when the init's BOOTED marker has not
+	// come by then; zero turns it off. A KVM guest boots in seconds, so
+	// a KVM trial gets one; TCG boots too slowly on a busy host for a
+	// tight one.
+	BootDeadline time.Duration
 	// Heartbeat is the host file behind the guest's second serial port
 	// (wire.HeartbeatDevice); empty gives the guest no such port.
 	Heartbeat string
@@ -107,6 +112,10 @@ type Boot struct {
 	// Silent says the watchdog stopped the VM: no console output and no
 	// heartbeat for Watchdog.
 	Silent bool
+	// NoBoot says the VM was stopped at its BootDeadline, not booted.
+	NoBoot bool
+	// BootDeadline is the VM's boot deadline, for reports.
+	BootDeadline time.Duration
 	// Watchdog is the VM's watchdog, for reports.
 	Watchdog time.Duration
 	// KVMError is QEMU's "KVM internal error" report in brief; the VM is
@@ -130,6 +139,7 @@ type Boot struct {
 // The reasons Run stops a VM early.
 var (
 	errSilent   = errors.New("watchdog: guest silent")
+	errNoBoot   = errors.New("no boot marker by the boot deadline")
 	errKVMError = errors.New("KVM internal error")
 )
 
@@ -173,11 +183,11 @@ func (vm VM) Run(ctx context.Context) Boot {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		b.Lines, b.Booted = readConsole(life.watch(out), vm.Console, start)
+		b.Lines, b.Booted = readConsole(life.watch(out), vm.Console, start, life.markBooted)
 	}()
 	watchdogDone := make(chan struct{})
-	if vm.Watchdog > 0 {
-		go life.guard(sctx, vm.Watchdog, func() { stop(errSilent) }, watchdogDone)
+	if vm.Watchdog > 0 || vm.BootDeadline > 0 {
+		go life.guard(sctx, vm.Watchdog, vm.BootDeadline, stop, watchdogDone)
 	} else {
 		close(watchdogDone)
 	}
@@ -187,7 +197,7 @@ func (vm VM) Run(ctx context.Context) Boot {
 	<-watchdogDone
 	b.Elapsed = time.Since(start)
 	b.Status = cmd.ProcessState.ExitCode()
-	b.Watchdog = vm.Watchdog
+	b.Watchdog, b.BootDeadline = vm.Watchdog, vm.BootDeadline
 	b.LongestSilence, b.SilenceEnded = life.longestSilence()
 	b.KVMError = KVMInternalError(kvmWatch.text())
 	var ee *exec.ExitError
@@ -201,13 +211,15 @@ func (vm VM) Run(ctx context.Context) Boot {
 		b.TimedOut = true
 	case context.Cause(sctx) == errSilent:
 		b.Silent = true
+	case context.Cause(sctx) == errNoBoot:
+		b.NoBoot = true
 	}
 	return b
 }
 
 // readConsole copies the console to w line by line and notes when the
-// boot marker went past.
-func readConsole(r io.Reader, w io.Writer, start time.Time) ([]string, time.Duration) {
+// boot marker went past, calling onBooted then.
+func readConsole(r io.Reader, w io.Writer, start time.Time, onBooted func()) ([]string, time.Duration) {
 	var (
 		lines  []string
 		booted time.Duration
@@ -223,6 +235,7 @@ func readConsole(r io.Reader, w io.Writer, start time.Time) ([]string, time.Dura
 			line = strings.ReplaceAll(line, "\r", "")
 			if m, ok := wire.ParseMarker(line); ok && m.Kind == wire.KindBooted && booted == 0 {
 				booted = time.Since(start)
+				onBooted()
 			}
 			lines = append(lines, line)
 		}

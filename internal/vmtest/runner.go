@@ -330,11 +330,18 @@ func (m *matrixRun) boot(ctx context.Context, k Kernel, ck *CachedKernel, accel,
 	}
 	defer con.Close()
 	var stderr bytes.Buffer
+	// A kernel boots in seconds under KVM, so a KVM run must show the
+	// init's first marker within the watchdog.
+	var bootDeadline time.Duration
+	if accel == AccelKVM {
+		bootDeadline = m.o.Watchdog
+	}
 	vm := VM{
 		Name: k.Name, QEMU: m.o.QEMU, Accel: accel, Kernel: ck.Vmlinuz, Initrd: m.initrd,
 		Timeout: m.o.VMTimeout, Watchdog: m.o.Watchdog, Dir: m.scratch,
-		Heartbeat: filepath.Join(m.scratch, k.Name+".heartbeat"),
-		Console:   con, Stderr: &stderr,
+		BootDeadline: bootDeadline,
+		Heartbeat:    filepath.Join(m.scratch, k.Name+".heartbeat"),
+		Console:      con, Stderr: &stderr,
 	}
 	m.logf("booting %s (%s) with %s, timeout %s, watchdog %s", k.Name, ck.Release, accel, m.o.VMTimeout, m.o.Watchdog)
 	kr.Boot = vm.Run(ctx)

@@ -30,6 +30,21 @@ type lifeSigns struct {
 	// longestEnd is when the longest silence ended, since start.
 	longestEnd time.Duration
 	beats      int64
+	booted     bool
+}
+
+// markBooted notes that the init's BOOTED marker came.
+func (l *lifeSigns) markBooted() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.booted = true
+}
+
+// notBootedBy says the guest has not booted and deadline has passed.
+func (l *lifeSigns) notBootedBy(now time.Time, deadline time.Duration) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.booted && now.Sub(l.start) >= deadline
 }
 
 func newLifeSigns(start time.Time, heartbeat string) *lifeSigns {
@@ -94,11 +109,19 @@ func (l *lifeSigns) checkHeartbeat(now time.Time) {
 	l.saw(now)
 }
 
-// guard calls onSilent once the guest has been silent for watchdog, and
-// returns then or when ctx ends; it closes done on return.
-func (l *lifeSigns) guard(ctx context.Context, watchdog time.Duration, onSilent func(), done chan<- struct{}) {
+// guard stops the VM through stop once the guest has been silent for
+// watchdog (cause errSilent) or has not booted by bootDeadline (cause
+// errNoBoot); a zero value turns either check off. It returns then or
+// when ctx ends, and closes done on return.
+func (l *lifeSigns) guard(ctx context.Context, watchdog, bootDeadline time.Duration, stop context.CancelCauseFunc, done chan<- struct{}) {
 	defer close(done)
-	tick := time.NewTicker(min(watchdog/10, 250*time.Millisecond))
+	step := 250 * time.Millisecond
+	for _, d := range []time.Duration{watchdog, bootDeadline} {
+		if d > 0 {
+			step = min(step, d/10)
+		}
+	}
+	tick := time.NewTicker(step)
 	defer tick.Stop()
 	for {
 		select {
@@ -106,8 +129,12 @@ func (l *lifeSigns) guard(ctx context.Context, watchdog time.Duration, onSilent 
 			return
 		case now := <-tick.C:
 			l.checkHeartbeat(now)
-			if l.silence(now) >= watchdog {
-				onSilent()
+			switch {
+			case watchdog > 0 && l.silence(now) >= watchdog:
+				stop(errSilent)
+				return
+			case bootDeadline > 0 && l.notBootedBy(now, bootDeadline):
+				stop(errNoBoot)
 				return
 			}
 		}
