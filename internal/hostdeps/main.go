@@ -73,7 +73,7 @@ var (
 	gcc = requirement{"gcc", "cgo: go test -race and the libbpf peer",
 		func(h host) bool { return h.LookPath(cCompiler(h)) }}
 	pkgConfig = requirement{"pkg-config", "finding libbpf", command("pkg-config")}
-	libbpfDev = requirement{"libbpf-dev", "the libbpf peer (-tags libbpf)", func(h host) bool {
+	libbpfDev = requirement{"libbpf-dev", "the libbpf peer, -tags libbpf", func(h host) bool {
 		// The Makefile finds libbpf through pkg-config; without
 		// pkg-config the header is the best sign left.
 		if h.LookPath("pkg-config") {
@@ -81,7 +81,7 @@ var (
 		}
 		return h.Exists("/usr/include/bpf/libbpf.h")
 	}}
-	qemu     = requirement{"qemu-system-x86", "the kernel matrix (make test-vms)", command("qemu-system-x86_64")}
+	qemu     = requirement{"qemu-system-x86", "the kernel matrix of make test-vms", command("qemu-system-x86_64")}
 	cpio     = requirement{"cpio", "packing the test VMs' initramfs", command("cpio")}
 	iproute2 = requirement{"iproute2", "the XDP benchmarks' network namespaces", command("ip")}
 )
