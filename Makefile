@@ -2,7 +2,9 @@
 # `make bench` (the main job) and `make test` (every test).
 
 GO      ?= go
-COUNT   ?= 6
+# Runs per benchmark: benchstat wants 6 for a confidence interval and a
+# U-test at n=10 can show a difference at p=0.002 (n=3 cannot go below 0.1).
+COUNT   ?= 10
 # Timed drain per benchmark run; the untimed fills cost about ten times
 # as much, so a second of draining means ten of filling.
 BENCHTIME ?= 200ms
@@ -20,8 +22,12 @@ TASKSET  = $(if $(PIN),$(if $(shell command -v taskset),taskset -c $(PIN)))
 LIBBPF   = $(shell pkg-config --exists libbpf 2>/dev/null && command -v $$($(GO) env CC) >/dev/null && echo -tags libbpf)
 BENCHSTAT = $(GO) tool benchstat
 PLOT      = $(GO) run ./internal/benchplot
+# Written at the top of every results file: a configuration line that
+# benchstat prints above its tables and benchplot puts in each plot's
+# footer beside go test's cpu line, so numbers name the host they ran on.
+HOSTINFO  = echo "kernel: $$(uname -r)"
 
-.PHONY: all test lint bench benchstat bench-plot bench-k2u bench-xdp bench-sockfilter test-vms deps-test deps-bench
+.PHONY: all test lint bench bench-tables benchstat bench-plot bench-k2u bench-k2u-tables bench-k2u-plots bench-xdp bench-xdp-tables bench-xdp-plots bench-sockfilter bench-sockfilter-tables bench-sockfilter-plots test-vms deps-test deps-bench
 
 all: test
 
@@ -33,13 +39,18 @@ deps-test:
 deps-bench:
 	@$(GO) run ./internal/hostdeps bench
 
-# lint: formatting and vet, the checks CI refuses to land without; the
-# libbpf build is vetted where libbpf-dev and a C compiler are installed.
+# lint: formatting, vet and staticcheck (a tool in go.mod), the checks CI
+# refuses to land without; the libbpf build is checked where libbpf-dev
+# and a C compiler are installed.
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(if $(LIBBPF),$(GO) vet -tags libbpf ./ringbuf/ ./internal/libbpfdrain/,@echo "lint: go vet -tags libbpf left out: pkg-config finds no libbpf or no C compiler (make deps-test installs them)")
+	$(GO) tool staticcheck ./...
+	$(if $(LIBBPF),$(GO) vet -tags libbpf ./ringbuf/ ./internal/libbpfdrain/,@echo "lint: go vet and staticcheck -tags libbpf left out: pkg-config finds no libbpf or no C compiler (make deps-test installs them)")
+	$(if $(LIBBPF),$(GO) tool staticcheck -tags libbpf ./ringbuf/)
+	@# The reader builds wherever cilium/ebpf does; the rigs are Linux only.
+	for os in darwin windows freebsd; do GOOS=$$os $(GO) build ./... || exit 1; done
 
 # test: set-up, lint, every test under the race detector, every benchmark
 # once as a smoke test, and the test suite on every kernel of the matrix
@@ -58,27 +69,41 @@ test-vms:
 
 # bench: the ringbuf reader benchmark, every mode over the default sizes
 # (SIZES=sweep for 80..2048 by 16; RING=bytes for the ring, 256 MiB by
-# default). OUT names the results file. Prints benchstat tables and plots.
+# default), and the end-to-end benchmark. OUT names the results file.
+# Prints benchstat tables, each comparing one benchmark and one touch
+# variant against a base column (upstream; copy for records), and plots.
 RB_OUT = $(or $(OUT),$(RESULTS)/ringbuf-$(STAMP).txt)
+RB_MODES = /mode@(upstream copy peek records floor libbpf)
 bench: deps-bench
 	@mkdir -p $(dir $(RB_OUT))
 	@echo "make bench: $(if $(TASKSET),pinned to CPU $(PIN) (PIN= to change),not pinned$(if $(PIN), (taskset not found)))"
 	@echo "make bench: $(if $(LIBBPF),with,WITHOUT) the libbpf peer$(if $(LIBBPF),, (mode=libbpf skips: pkg-config finds no libbpf or no C compiler))"
-	$(if $(SIZES),RINGBUF_BENCH_SIZES=$(SIZES)) $(if $(RING),RINGBUF_BENCH_RING=$(RING)) \
-	$(TASKSET) $(GO) test $(LIBBPF) -run '^$$' -bench 'BenchmarkRead$$|BenchmarkEndToEnd$$' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/ | tee $(RB_OUT)
-	@echo; echo "== every mode against upstream (results: $(RB_OUT))"
-	$(BENCHSTAT) -col /mode -row /size -filter '/touch:head' $(RB_OUT)
-	$(BENCHSTAT) -col /mode -row /size -filter '/touch:all' $(RB_OUT)
-	@echo; echo "== records against copy"
-	$(BENCHSTAT) -col '/mode@(copy records)' -row /size $(RB_OUT)
-	$(MAKE) bench-plot IN=$(RB_OUT)
+	{ $(HOSTINFO); $(if $(SIZES),RINGBUF_BENCH_SIZES=$(SIZES)) $(if $(RING),RINGBUF_BENCH_RING=$(RING)) \
+	$(TASKSET) $(GO) test $(LIBBPF) -run '^$$' -bench 'BenchmarkRead$$|BenchmarkEndToEnd$$' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/; } | tee $(RB_OUT)
+	$(MAKE) --no-print-directory bench-tables IN=$(RB_OUT)
+	$(MAKE) --no-print-directory bench-plot IN=$(RB_OUT)
 
-# bench-plot: throughput against event size, one line per mode and touch.
+# bench-tables: make bench's benchstat tables from a saved run (IN=file).
+bench-tables:
+	@echo; echo "== drain rate of every mode against upstream, one table per touch variant (results: $(IN))"
+	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table .config,/touch -row /size -col '$(RB_MODES)' $(IN)
+	@echo; echo "== records against copy"
+	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table .config,/touch -row /size -col '/mode@(copy records)' $(IN)
+	@echo; echo "== end to end: Records with wakeups against NO_WAKEUP and polling"
+	$(BENCHSTAT) -filter '.name:EndToEnd .unit:(Mrec/s OR full-%)' -row /size -col '/wake@(wakeup poll)' $(IN)
+	@echo; echo "== allocations (-benchmem); benchstat's tables of them would be all zero"
+	@awk '/^Benchmark/ { for (i = 3; i < NF; i++) if ($$(i+1) == "allocs/op") { n++; if ($$i != 0) { bad++; print "allocates:", $$0 } } } \
+		END { if (bad) exit 1; print n " results, 0 allocs/op in every one" }' $(IN)
+
+# bench-plot: drain rate against event size, one line per mode, a plot per
+# touch variant.
 bench-plot:
-	$(PLOT) -kind line -x size -y Mrec/s -series mode -logx -logy -filter touch=head \
-		-note "$$(uname -r)" -title "ringbuf drain, touch=head" -out $(basename $(IN))-head $(IN)
-	$(PLOT) -kind line -x size -y Mrec/s -series mode -logx -logy -filter touch=all \
-		-note "$$(uname -r)" -title "ringbuf drain, touch=all" -out $(basename $(IN))-all $(IN)
+	$(PLOT) -kind line -x /size -y Mrec/s -series '$(RB_MODES)' -logx -logy -filter '.name:Read /touch:head' \
+		-xlabel 'event size (B)' -ylabel 'records drained (millions/s)' -legend 'reader' \
+		-title 'ring buffer drain rate, consumer reads 8 bytes of each record (touch=head)' -out $(basename $(IN))-head $(IN)
+	$(PLOT) -kind line -x /size -y Mrec/s -series '$(RB_MODES)' -logx -logy -filter '.name:Read /touch:all' \
+		-xlabel 'event size (B)' -ylabel 'records drained (millions/s)' -legend 'reader' \
+		-title 'ring buffer drain rate, consumer reads every byte (touch=all)' -out $(basename $(IN))-all $(IN)
 
 # benchstat: compare two saved runs, OLD against NEW.
 benchstat:
@@ -89,41 +114,94 @@ benchstat:
 # queue map. The producer's cost per event (net of an empty program) over
 # K2U_SIZES, then end to end with a pinned producer and consumer
 # (K2U_DURATION, K2U_RATES and the rest in bench/k2u_env_test.go).
+# K2U_COUNT runs a row, 10 by default: about 25 minutes.
 K2U_OUT = $(or $(OUT),$(RESULTS)/k2u-$(STAMP).txt)
+# The producer table's columns: the base first (reserve + submit without
+# a wakeup), then every other helper and flag at the same size.
+K2U_PRODUCERS = /helper@(ringbuf_reserve ringbuf_output perf_event_output map_push_elem),/flags@(no_wakeup 0 force_wakeup current_cpu_no_reader current_cpu_watermark current_cpu)
+# The end-to-end table's columns: upstream's ring buffer reader is the
+# base every row has; perf and queue readers each stand for their transport.
+K2U_READERS = /reader@(upstream-readinto records readinto perf-readinto lookup-delete batch-lookup-delete)
 bench-k2u:
 	@mkdir -p $(dir $(K2U_OUT))
-	$(GO) test -run '^$$' -bench 'BenchmarkProducer$$|BenchmarkK2U$$' -count $(or $(K2U_COUNT),3) -timeout 0 ./bench/ | tee $(K2U_OUT)
-	@echo; echo "== producer: ns per event, net of an empty program, and ms per 9,999,999 runs (the published unit)"
-	$(BENCHSTAT) -filter '.name:Producer' -col /size -row /helper,/flags -table '' $(K2U_OUT) | grep -v '^$$'
-	@echo; echo "== end to end"
-	$(BENCHSTAT) -filter '.name:K2U' -col /reader -row /transport,/size,/rate $(K2U_OUT)
-	$(PLOT) -kind bar -x helper -y net-ns/op -series flags -filter '.name=Producer,size=80' \
-		-note "$$(uname -r)" -title "producer cost per 80-byte event, net of an empty program" -out $(basename $(K2U_OUT))-producer $(K2U_OUT)
-	$(PLOT) -kind bar -x reader -y events/s -series size -filter '.name=K2U,rate=max' \
-		-note "$$(uname -r)" -title "events delivered to user space, producer flat out" -out $(basename $(K2U_OUT))-e2e $(K2U_OUT)
-	$(PLOT) -kind bar -x reader -y cons-ms/Mevent -series size -filter '.name=K2U,rate=1000000' \
-		-note "$$(uname -r)" -title "consumer CPU per million events, 1M events/s offered" -out $(basename $(K2U_OUT))-cpu $(K2U_OUT)
+	{ $(HOSTINFO); $(GO) test -run '^$$' -bench 'BenchmarkProducer$$|BenchmarkK2U$$' -count $(or $(K2U_COUNT),10) -timeout 0 ./bench/; } | tee $(K2U_OUT)
+	$(MAKE) --no-print-directory bench-k2u-tables IN=$(K2U_OUT)
+	$(MAKE) --no-print-directory bench-k2u-plots IN=$(K2U_OUT)
+
+# bench-k2u-tables: bench-k2u's benchstat tables from a saved run (IN=file).
+bench-k2u-tables:
+	@echo; echo "== producer: ns per event net of an empty program, and ms per 9,999,999 runs (the published unit), against reserve + submit with BPF_RB_NO_WAKEUP at the same size"
+	$(BENCHSTAT) -filter '.name:Producer .unit:(net-ns/op OR ms/9999999runs)' -row /size -col '$(K2U_PRODUCERS)' $(IN)
+	@echo; echo "== end to end, rows by event size (B) and producer rate (events/s), against upstream's ring buffer ReadInto"
+	$(BENCHSTAT) -filter '.name:K2U .unit:(events/s OR lost-% OR cons-ms/Mevent)' -row /size,/rate -col '$(K2U_READERS)' $(IN)
+
+# bench-k2u-plots: bench-k2u's plots from a saved run (IN=file).
+bench-k2u-plots:
+	$(PLOT) -kind bar -x /helper -y net-ns/op -series /flags -logy -filter '.name:Producer /size:80' \
+		-xlabel 'BPF helper' -ylabel 'cost per event, net of an empty program (ns)' -legend 'flags' \
+		-title 'producer cost per 80-byte event' -out $(basename $(IN))-producer $(IN)
+	$(PLOT) -kind bar -x '$(K2U_READERS)' -y events/s -series /size -logy -filter '.name:K2U /rate:max' \
+		-xlabel 'reader' -ylabel 'events delivered (per s)' -legend 'event size (B)' \
+		-title 'events delivered to user space, producer flat out' -out $(basename $(IN))-e2e $(IN)
+	$(PLOT) -kind bar -x '$(K2U_READERS)' -y cons-ms/Mevent -series /size -logy -filter '.name:K2U /rate:1000000' \
+		-xlabel 'reader' -ylabel 'consumer CPU per million events (ms)' -legend 'event size (B)' \
+		-title 'consumer CPU per million events, 1M events/s offered' -out $(basename $(IN))-cpu $(IN)
 
 # bench-sockfilter: a UDP server on [::1] against one good client and bad
 # clients sending empty datagrams, with and without a socket filter that
 # drops those in the kernel (SOCKF_BAD, SOCKF_PAYLOADS, SOCKF_DURATION in
-# bench/sockfilter_env_test.go).
+# bench/sockfilter_env_test.go). Each of the 48 rows runs 2 s, so
+# SOCKF_COUNT defaults to 6 runs a row (about 10 minutes), the fewest for
+# which benchstat gives a confidence interval; the tables show that spread.
 SOCKF_OUT = $(or $(OUT),$(RESULTS)/sockfilter-$(STAMP).txt)
 bench-sockfilter:
 	@mkdir -p $(dir $(SOCKF_OUT))
-	$(GO) test -run '^$$' -bench 'BenchmarkSocketFilter' -benchtime 1x -count $(or $(SOCKF_COUNT),5) -timeout 0 ./bench/ | tee $(SOCKF_OUT)
-	$(BENCHSTAT) -col /filter -row /recv,/payload,/bad -filter '.unit:(good-B/s OR good-lost-% OR reads/good OR ovfl-drops/s)' $(SOCKF_OUT)
-	$(PLOT) -kind bar -x bad -y good-B/s -series filter -filter '.name=SocketFilter,payload=1,recv=1' \
-		-note "$$(uname -r)" -title "useful bytes/s, 1-byte good datagrams, server reading one per call, by bad clients" -out $(basename $(SOCKF_OUT))-recv1 $(SOCKF_OUT)
-	$(PLOT) -kind bar -x bad -y good-B/s -series filter -filter '.name=SocketFilter,payload=1,recv=64' \
-		-note "$$(uname -r)" -title "useful bytes/s, 1-byte good datagrams, server reading up to 64 per call, by bad clients" -out $(basename $(SOCKF_OUT))-recv64 $(SOCKF_OUT)
+	{ $(HOSTINFO); $(GO) test -run '^$$' -bench 'BenchmarkSocketFilter' -benchtime 1x -count $(or $(SOCKF_COUNT),6) -timeout 0 ./bench/; } | tee $(SOCKF_OUT)
+	$(MAKE) --no-print-directory bench-sockfilter-tables IN=$(SOCKF_OUT)
+	$(MAKE) --no-print-directory bench-sockfilter-plots IN=$(SOCKF_OUT)
+
+# bench-sockfilter-tables: the filter on against off, from a saved run (IN=file).
+bench-sockfilter-tables:
+	@echo; echo "== filter on against off; one table per receive batch (recv), rows by good payload (B) and bad clients"
+	$(BENCHSTAT) -filter '.name:SocketFilter .unit:(good-B/s OR good-lost-% OR reads/good OR ovfl-drops/s)' -table .config,/recv -row /payload,/bad -col '/filter@(off on)' $(IN)
+
+# bench-sockfilter-plots: useful throughput by bad clients, from a saved run (IN=file).
+bench-sockfilter-plots:
+	$(PLOT) -kind bar -x /bad -y good-B/s -series '/filter@(off on)' -filter '.name:SocketFilter /payload:1 /recv:1' \
+		-xlabel 'bad clients per good one' -ylabel 'useful throughput (B/s)' -legend 'socket filter' \
+		-title 'useful bytes/s, 1-byte good datagrams, server reading one per call' -out $(basename $(IN))-recv1 $(IN)
+	$(PLOT) -kind bar -x /bad -y good-B/s -series '/filter@(off on)' -filter '.name:SocketFilter /payload:1 /recv:64' \
+		-xlabel 'bad clients per good one' -ylabel 'useful throughput (B/s)' -legend 'socket filter' \
+		-title 'useful bytes/s, 1-byte good datagrams, server reading up to 64 per call' -out $(basename $(IN))-recv64 $(IN)
 
 # bench-xdp: XDP packets to user space under real veth traffic, one row per
 # consumer strategy (XDP_PPS, XDP_DURATION and the rest in bench/xdp_env_test.go).
+# Each of the 21 rows runs 5 s, so XDP_COUNT defaults to 6 runs a row
+# (about 11 minutes), the fewest for which benchstat gives a confidence
+# interval; its tables show that spread, xdptable the medians.
 XDP_OUT = $(or $(OUT),$(RESULTS)/xdp-$(STAMP).txt)
 bench-xdp:
 	@mkdir -p $(dir $(XDP_OUT))
-	$(GO) test -run '^$$' -bench 'BenchmarkXDP' -benchtime 1x -count $(or $(XDP_COUNT),3) -timeout 0 ./bench/ | tee $(XDP_OUT)
-	$(GO) run ./internal/xdptable -in $(XDP_OUT)
-	$(PLOT) -kind scatter -x cons-ms/s -y p99-us -series strategy -filter '.name=XDP' \
-		-note "$$(uname -r)" -title "XDP to user space: latency against consumer CPU" -out $(basename $(XDP_OUT)) $(XDP_OUT)
+	{ $(HOSTINFO); $(GO) test -run '^$$' -bench 'BenchmarkXDP' -benchtime 1x -count $(or $(XDP_COUNT),6) -timeout 0 ./bench/; } | tee $(XDP_OUT)
+	$(MAKE) --no-print-directory bench-xdp-tables IN=$(XDP_OUT)
+	$(MAKE) --no-print-directory bench-xdp-plots IN=$(XDP_OUT)
+
+# bench-xdp-tables: the study's table, then benchstat on the pairs that
+# compare like with like, from a saved run (IN=file).
+# Neither ring buffer reader loses packets at 80,000/s, so lost-% would
+# be a table of zeros here; delivered-pps shows a loss if there is one.
+XDP_UNITS = .unit:(delivered-pps OR p99-us OR cons-ms/s OR cpu-ms/Mpkt)
+bench-xdp-tables:
+	$(GO) run ./internal/xdptable -in $(IN)
+	@echo; echo "== our Records against upstream's ReadInto, both on epoll"
+	$(BENCHSTAT) -filter '.name:XDP $(XDP_UNITS)' -row .name -col '/strategy@(rb-epoll-upstream rb-epoll)' $(IN)
+	@echo; echo "== our Records against upstream's ReadInto, both sleeping 50 us when the ring is empty"
+	$(BENCHSTAT) -filter '.name:XDP $(XDP_UNITS)' -row .name -col '/strategy@(rb-sleep-50us-upstream rb-sleep-50us)' $(IN)
+	@echo; echo "== loss sweep: ring buffer against perf, rows by offered packets/s"
+	$(BENCHSTAT) -filter '.name:XDPLoss .unit:(delivered-pps OR e2e-lost-% OR lost-% OR p99-us OR cpu-ms/Mpkt)' -row /pps -col '/strategy@(perf-epoll rb-epoll)' $(IN)
+
+# bench-xdp-plots: latency against consumer CPU, from a saved run (IN=file).
+bench-xdp-plots:
+	$(PLOT) -kind scatter -x cons-ms/s -y p99-us -series /strategy -logx -logy -filter '.name:XDP -/strategy:baseline' \
+		-xlabel 'consumer CPU (ms per s)' -ylabel 'p99 latency, capture to consumer (µs)' -legend 'consumer strategy' \
+		-title 'XDP to user space: p99 latency against consumer CPU' -out $(basename $(IN)) $(IN)

@@ -1,8 +1,12 @@
+//go:build linux
+
 package ringbuf
 
 import (
 	"errors"
+	"math/rand/v2"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -12,129 +16,158 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 )
 
-// TestConcurrentExactlyOnce runs producers on both CPUs into a small ring
-// while several goroutines read it every way at once: each record arrives
-// exactly once, and what does not arrive the program counted as dropped.
+// TestConcurrentExactlyOnce: producers of three record sizes, each running
+// on both CPUs, fill a 16 KiB ring (so it also runs full) while readers of
+// every style take records at once: two Records loops that break at random
+// and start again, ReadInto and Peek+Consume. Every record arrives exactly
+// once; what does not arrive the programs counted as dropped or discarded;
+// every reader gets records.
 func TestConcurrentExactlyOnce(t *testing.T) {
-	const (
-		size      = 48
-		perWorker = 100_000
-	)
-	m := newRingMap(t, 256<<10) // small enough that producers also hit a full ring
+	const perCPU = 20_000
+	m := newRingMap(t, 16<<10)
 	if err := progs.HaveAtomicFetch(); err != nil {
 		t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
 	}
-	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: size, Pattern: true})
+	specs := []progs.RingbufSpec{
+		{Ring: m, Size: 16, Method: progs.Output, Pattern: true},
+		{Ring: m, Size: 48, Method: progs.Reserve, Pattern: true},
+		{Ring: m, Size: 200, Method: progs.Reserve, Pattern: true},
+	}
+	producers := make([]*progs.Producer, len(specs))
+	for i, spec := range specs {
+		producers[i] = newProducer(t, spec)
+	}
 	r := newTestReader(t, m)
 
+	const readers = 4
 	var (
-		mu        sync.Mutex
-		seqs      []uint64
-		errs      []error
-		consumers int // that received at least one record
+		mu       sync.Mutex
+		trackers = make([]seqcheck.Tracker, len(specs))
+		received [readers]int
+		errs     []error
 	)
-	collect := func(local []uint64, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		seqs = append(seqs, local...)
-		errs = append(errs, err)
-		if len(local) > 0 {
-			consumers++
+	// deliver checks a record and books it for reader id.
+	deliver := func(id int, sample []byte) {
+		i := slices.IndexFunc(specs, func(s progs.RingbufSpec) bool { return s.Size == len(sample) })
+		if i < 0 {
+			t.Errorf("record of %d bytes: no producer makes that size", len(sample))
+			return
 		}
-	}
-	check := func(sample []byte) uint64 {
-		seq, err := progs.CheckRecord(sample, size, true)
+		seq, err := progs.CheckRecord(sample, len(sample), true)
 		if err != nil {
 			t.Error(err)
 		}
-		return seq
+		mu.Lock()
+		defer mu.Unlock()
+		trackers[i].Add(seq)
+		received[id]++
 	}
-
+	finish := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, err)
+	}
+	reads := []func(id int) error{
+		func(id int) error { // Records, breaking after 1 to 50 records
+			for {
+				stop, n := 1+rand.IntN(50), 0
+				for rec, err := range r.Records() {
+					if err != nil {
+						return err
+					}
+					deliver(id, rec.RawSample)
+					if n++; n == stop {
+						break
+					}
+				}
+			}
+		},
+		nil, // a second Records loop, set below
+		func(id int) error {
+			var rec Record
+			for {
+				if err := r.ReadInto(&rec); err != nil {
+					return err
+				}
+				deliver(id, rec.RawSample)
+			}
+		},
+		func(id int) error {
+			for {
+				rec, err := r.Peek()
+				if err != nil {
+					return err
+				}
+				deliver(id, rec.RawSample)
+				if err := r.Consume(); err != nil {
+					return err
+				}
+			}
+		},
+	}
+	reads[1] = reads[0]
 	var running sync.WaitGroup
-	running.Add(4)
-	for range 2 {
+	for id, read := range reads {
+		running.Add(1)
 		go func() {
 			defer running.Done()
-			var local []uint64
-			for rec, err := range r.Records() {
-				if err != nil {
-					collect(local, err)
-					return
-				}
-				local = append(local, check(rec.RawSample))
-			}
+			finish(read(id))
 		}()
 	}
-	go func() {
-		defer running.Done()
-		var local []uint64
-		var rec Record
-		for {
-			if err := r.ReadInto(&rec); err != nil {
-				collect(local, err)
-				return
-			}
-			local = append(local, check(rec.RawSample))
-		}
-	}()
-	go func() {
-		defer running.Done()
-		var local []uint64
-		for {
-			rec, err := r.Peek()
-			if err != nil {
-				collect(local, err)
-				return
-			}
-			local = append(local, check(rec.RawSample))
-			if err := r.Consume(); err != nil {
-				collect(local, err)
-				return
-			}
-		}
-	}()
 
-	var producers sync.WaitGroup
-	for cpu := range 2 {
-		producers.Add(1)
-		go func() {
-			defer producers.Done()
-			if unpin, err := cpustat.Pin(cpu); err == nil {
-				defer unpin()
-			}
-			for range perWorker / 1000 {
-				if err := p.Run(1000); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
+	// Produce at least perCPU records per producer and CPU, and on until
+	// every reader has had some: on two CPUs shared by ten goroutines the
+	// scheduler may leave one out for a while.
+	allServed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !slices.Contains(received[:], 0)
 	}
-	producers.Wait()
+	giveUp := time.Now().Add(10 * time.Second)
+	var producing sync.WaitGroup
+	for _, p := range producers {
+		for cpu := range 2 {
+			producing.Add(1)
+			go func() {
+				defer producing.Done()
+				if unpin, err := cpustat.Pin(cpu); err == nil {
+					defer unpin()
+				}
+				for runs := 0; runs < perCPU || !allServed() && time.Now().Before(giveUp); runs += 500 {
+					if err := p.Run(500); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+	}
+	producing.Wait()
 	r.SetDeadline(time.Now().Add(200 * time.Millisecond))
-	within(t, 10*time.Second, "consumers", running.Wait)
+	within(t, 10*time.Second, "readers", running.Wait)
 
 	for _, err := range errs {
 		if !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Errorf("consumer ended with %v, want the deadline", err)
+			t.Errorf("reader ended with %v, want the deadline", err)
 		}
 	}
-	produced, dropped, err := p.Counts()
-	if err != nil {
-		t.Fatal(err)
+	for i, p := range producers {
+		produced, dropped, err := p.Counts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := trackers[i].Check(produced, dropped); err != nil {
+			t.Errorf("%d-byte records: %v", specs[i].Size, err)
+		}
+		t.Logf("%d-byte records: %d produced, %d delivered, %d dropped on a full ring",
+			specs[i].Size, produced, trackers[i].Delivered(), dropped)
 	}
-	var tracker seqcheck.Tracker
-	for _, s := range seqs {
-		tracker.Add(s)
+	for id, n := range received {
+		if n == 0 {
+			t.Errorf("reader %d received no records: it did not run alongside the others", id)
+		}
 	}
-	if err := tracker.Check(produced, dropped); err != nil {
-		t.Fatal(err)
-	}
-	if consumers < 2 {
-		t.Fatalf("only %d consumer received records: nothing ran concurrently", consumers)
-	}
-	t.Logf("%d produced, %d delivered to %d consumers, %d dropped on a full ring",
-		produced, tracker.Delivered(), consumers, dropped)
+	t.Logf("records per reader (Records, Records, ReadInto, Peek): %v", received)
 }
 
 func TestNoAllocsPerRecord(t *testing.T) {

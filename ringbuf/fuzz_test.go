@@ -1,3 +1,5 @@
+//go:build linux
+
 package ringbuf
 
 import (
@@ -8,20 +10,22 @@ import (
 )
 
 // FuzzRing fills a 4 KiB ring with arbitrary bytes and positions: reading
-// it must end in an error, never a panic or a sample outside the data area.
+// it must end in an error, never a panic or a sample outside the data area,
+// whether with Records, with Peek, or with single reads and short Records
+// loops interleaved on one reader as schedule says.
 func FuzzRing(f *testing.F) {
 	seed := make([]byte, 64)
 	binary.NativeEndian.PutUint32(seed[0:], 3)
 	binary.NativeEndian.PutUint32(seed[16:], 5|discardBit)
 	binary.NativeEndian.PutUint32(seed[32:], 1000)
-	f.Add(seed, uint64(0), uint64(48))
-	f.Add(seed, uint64(4096-16), uint64(4096+64))
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff}, uint64(8), uint64(16))
-	f.Add([]byte{}, uint64(0), uint64(1<<63))
+	f.Add(seed, uint64(0), uint64(48), uint8(0x5a))
+	f.Add(seed, uint64(4096-16), uint64(4096+64), uint8(1))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff}, uint64(8), uint64(16), uint8(2))
+	f.Add([]byte{}, uint64(0), uint64(1<<63), uint8(3))
 
 	const size = 4096
 	ring := newFakeRing(f, size)
-	f.Fuzz(func(t *testing.T, contents []byte, consumer, producer uint64) {
+	f.Fuzz(func(t *testing.T, contents []byte, consumer, producer uint64, schedule uint8) {
 		clear(ring.data[:size])
 		copy(ring.data[:size], contents)
 		ring.positions[0], ring.positions[1] = consumer, producer
@@ -67,6 +71,42 @@ func FuzzRing(f *testing.F) {
 			if err := r.Consume(); err != nil {
 				t.Fatal(err)
 			}
+		}
+		r.Close()
+
+		ring.positions[0] = consumer
+		r, err = ring.reader(t)
+		if err != nil {
+			t.Fatalf("third reader refused what the first accepted: %v", err)
+		}
+		r.SetDeadline(time.Now())
+		var rec Record
+		for step := 0; step < 2*size/headerSize; step++ {
+			// Each step reads one record, or loops over up to three.
+			if schedule>>(step%8)&1 == 0 {
+				if err := r.ReadInto(&rec); err != nil {
+					break
+				}
+				continue
+			}
+			n := 0
+			for rec, err := range r.Records() {
+				if err != nil {
+					break
+				}
+				if !inside(rec.RawSample) {
+					t.Fatalf("sample of %d bytes outside the data area", len(rec.RawSample))
+				}
+				if n++; n == 3 {
+					break
+				}
+			}
+			if n < 3 {
+				break
+			}
+		}
+		if !r.claims.empty() && r.err == nil {
+			t.Fatalf("claims left after every read returned: %+v", r.claims.items[r.claims.head:])
 		}
 		r.Close()
 	})

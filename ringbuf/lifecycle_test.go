@@ -1,9 +1,12 @@
+//go:build linux
+
 package ringbuf
 
 import (
 	"errors"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -253,5 +256,47 @@ func TestFlushWithNoReadPending(t *testing.T) {
 	}
 	if _, err := r.Read(); !errors.Is(err, ErrFlushed) {
 		t.Fatalf("Read of an empty ring after Flush: %v", err)
+	}
+}
+
+// TestUnclosedReaderFreed: a Reader nobody closes gives back its epoll
+// descriptors and its mapping once it is garbage.
+func TestUnclosedReaderFreed(t *testing.T) {
+	m := newRingMap(t, 1<<20)
+	open := func() (fds, mappings int) {
+		entries, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		maps, err := os.ReadFile("/proc/self/maps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries), strings.Count(string(maps), "anon_inode:bpf-map")
+	}
+	fdsBefore, mapsBefore := open()
+	func() {
+		r, err := NewReader(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fds, maps := open(); fds <= fdsBefore || maps <= mapsBefore {
+			t.Fatalf("a new Reader holds %d fds and %d ring mappings, before %d and %d: the test sees nothing",
+				fds, maps, fdsBefore, mapsBefore)
+		}
+		runtime.KeepAlive(r)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		runtime.GC()
+		fds, maps := open()
+		if fds <= fdsBefore && maps <= mapsBefore {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("5 s after the Reader became garbage: %d fds (before %d), %d ring mappings (before %d)",
+				fds, fdsBefore, maps, mapsBefore)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -10,109 +10,105 @@ func (r *Reader) Read() (Record, error) {
 }
 
 // ReadInto is like Read but copies into rec, reusing the capacity of
-// rec.RawSample, so a loop that reuses one Record does not allocate.
+// rec.RawSample, so a loop that reuses one Record does not allocate. When
+// it returns, the kernel knows the record's space is free.
 func (r *Reader) ReadInto(rec *Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return ErrClosed
 	}
-	if r.readNextLocked(rec) {
-		return nil
-	}
-	c, pos, length, err := r.claimOneLocked()
+	c, pos, length, err := r.claimOneLocked(true)
 	if err != nil {
 		return err
 	}
-	r.copyOut(rec, pos, length)
+	// A Peek view aliases the read-only ring: never copy into it.
+	if int(length) > cap(rec.RawSample) || r.ring.contains(rec.RawSample) {
+		rec.RawSample = make([]byte, length)
+	}
+	rec.RawSample = rec.RawSample[:length]
+	copy(rec.RawSample, r.ring.sample(pos, length))
 	rec.Remaining = int(r.producerPos - c.end)
-	r.releaseLocked(c, c.end)
+	r.publishLocked()
+	r.wakeWaitersLocked() // records behind this one woke nobody
 	return nil
 }
 
-// claimOneLocked claims the next record that is not discarded, waiting
-// for one as a read does: ReadInto's and PeekInto's slow path.
-func (r *Reader) claimOneLocked() (c claim, pos uint64, length uint32, err error) {
-	op := r.beginOpLocked()
-	defer r.endOpLocked()
-	for {
-		c, pos, length, ok, busy, err := r.claimLocked(true)
-		if err != nil || ok {
-			return c, pos, length, err
-		}
-		if err := r.waitLocked(&op, busy); err != nil {
-			return claim{}, 0, 0, err
-		}
-	}
+// peekState is the record the peeking goroutine holds. Only that goroutine
+// writes it, under mu, so it may read it without mu.
+type peekState struct {
+	held      bool // counted in users
+	claim     claim
+	pos       uint64
+	length    uint32
+	remaining int
 }
 
-// copyOut copies the record at pos into rec, reusing rec.RawSample's
-// capacity unless it is a Peek view: that aliases the read-only ring.
-func (r *Reader) copyOut(rec *Record, pos uint64, length uint32) {
-	if int(length) <= cap(rec.RawSample) && !r.isView(rec.RawSample) {
-		rec.RawSample = rec.RawSample[:length]
-	} else {
-		rec.RawSample = make([]byte, length)
-	}
-	copy(rec.RawSample, r.ring.sample(pos, length))
+// Peek returns the next record without consuming it. See PeekInto.
+func (r *Reader) Peek() (Record, error) {
+	var rec Record
+	err := r.PeekInto(&rec)
+	return rec, err
 }
 
-// readNextLocked is ReadInto's path when no claim is outstanding, as with
-// one reader: it copies the record at the consumer position and moves the
-// position past it at once, with no claim to queue and release
-// (BenchmarkRead mode=copy). It returns false when the slow path must
-// decide (see nextInlineLocked).
-func (r *Reader) readNextLocked(rec *Record) bool {
-	pos, length, next, ok := r.nextInlineLocked()
-	if !ok {
-		return false
+// PeekInto sets rec to the next record without consuming it: RawSample
+// aliases the ring, read-only, with its capacity equal to its length. The
+// view is valid until Consume or Close. Peeking again before Consume
+// returns the same record; Consume moves past it. A peeked record belongs
+// to the peeking goroutine: Read and Records return the records after it.
+// Peek, PeekInto and Consume serve one goroutine at a time. Like Read,
+// PeekInto blocks until a record arrives, the deadline passes, Flush or
+// Close is called.
+func (r *Reader) PeekInto(rec *Record) error {
+	if r.peek.held && !r.closedFlag.Load() {
+		r.peekView(rec)
+		return nil
 	}
-	r.copyOut(rec, pos, length)
-	rec.Remaining = int(r.producerPos - next)
-	r.consumeInlineLocked(next)
-	return true
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrClosed
+	}
+	if !r.peek.held {
+		c, pos, length, err := r.claimOneLocked(false)
+		if err != nil {
+			return err
+		}
+		r.peek = peekState{true, c, pos, length, int(r.producerPos - c.end)}
+		r.users++
+		r.publishLocked() // discarded records skipped on the way
+	}
+	r.peekView(rec)
+	return nil
 }
 
-// nextInlineLocked finds the record at the consumer position when no claim
-// is outstanding, skipping discarded records; next is where the record
-// after it starts. It returns ok false, having changed nothing but skipped
-// discarded records, when the slow path must decide: claims outstanding,
-// nothing ready, a busy record, or a header that needs an error.
-func (r *Reader) nextInlineLocked() (pos uint64, length uint32, next uint64, ok bool) {
-	for r.claims.empty() && !r.peekInline && r.err == nil && !r.closed {
-		pos = r.consumerPos
-		if pos == r.producerPos {
-			producer, err := r.ring.loadProducer(pos)
-			if err != nil || producer == pos {
-				return 0, 0, 0, false
-			}
-			r.producerPos = producer
-		}
-		hdr := r.ring.loadHeader(pos)
-		length = hdr & lengthMask
-		total := recordTotal(length)
-		if hdr&busyBit != 0 || total > r.producerPos-pos {
-			return 0, 0, 0, false
-		}
-		next = pos + total
-		if hdr&discardBit == 0 {
-			return pos, length, next, true
-		}
-		r.consumeInlineLocked(next)
-	}
-	return 0, 0, 0, false
+func (r *Reader) peekView(rec *Record) {
+	rec.RawSample = r.ring.sample(r.peek.pos, r.peek.length)
+	rec.Remaining = r.peek.remaining
 }
 
-// consumeInlineLocked moves the consumer position to next, with no claim
-// outstanding, and publishes it once enough has piled up.
-func (r *Reader) consumeInlineLocked(next uint64) {
-	r.consumerPos, r.claimPos = next, next
-	if next-r.publishedPos >= r.batchBytes {
-		r.publishLocked()
+// Consume consumes the peeked record and ends its view; when it returns,
+// the kernel knows the record's space is free. It returns ErrNotPeeked if
+// no record is peeked, and ErrClosed after Close, when it releases the
+// view without consuming.
+func (r *Reader) Consume() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.peek.held {
+		if r.closed {
+			return ErrClosed
+		}
+		return ErrNotPeeked
 	}
-	if r.waiters > 0 {
-		// As in releaseLocked: records committed behind an unpublished
-		// position woke nobody.
-		r.wakeLocked()
+	r.peek.held = false
+	r.users--
+	if r.closed {
+		if err := r.releaseResourcesLocked(); err != nil {
+			return err
+		}
+		return ErrClosed
 	}
+	r.releaseLocked(r.peek.claim, r.peek.claim.end)
+	r.publishLocked()
+	return nil
 }

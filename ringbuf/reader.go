@@ -8,19 +8,21 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/cilium/ebpf"
+	upstream "github.com/cilium/ebpf/ringbuf"
 
 	"github.com/ebpf-zc/ebpf/internal/epoll"
 )
 
 var (
-	// ErrClosed is returned by reads and iterations on a closed Reader.
-	ErrClosed = os.ErrClosed
+	// ErrClosed is returned by reads and iterations on a closed Reader. It
+	// is cilium/ebpf's ringbuf.ErrClosed (os.ErrClosed).
+	ErrClosed = upstream.ErrClosed
 	// ErrFlushed is returned by a read or iteration that Flush interrupted,
-	// once every record that was in the ring has been returned.
-	ErrFlushed = errors.New("ring buffer flushed")
+	// once every record that was in the ring has been returned. It is
+	// cilium/ebpf's ringbuf.ErrFlushed, so errors.Is matches either.
+	ErrFlushed = upstream.ErrFlushed
 	// ErrCorrupt is returned when the ring's positions or a record header
 	// contradict the kernel's layout. The Reader stops at the bad record.
 	ErrCorrupt = errors.New("ring buffer corrupt")
@@ -28,12 +30,12 @@ var (
 	ErrNotPeeked = errors.New("no record peeked")
 )
 
-// maxUnreleased bounds the consumed bytes the kernel may not have seen yet,
-// and the size of the batch one Records loop claims at a time: a quarter of
-// a megabyte keeps a batch in L2 and costs one lock per thousands of small
-// records, while a ring smaller than 2 MiB gives up at most an eighth of
-// its space to batching.
-const maxUnreleased = 256 << 10
+// maxUnpublished bounds the consumed bytes a Records loop may keep from
+// the kernel while it runs, and the batch a loop claims when others read
+// too: a quarter of a megabyte keeps a batch in L2 and costs one lock per
+// thousands of small records, while a ring smaller than 2 MiB gives up at
+// most an eighth of its space to batching.
+const maxUnpublished = 256 << 10
 
 // Record is a sample read from the ring buffer.
 type Record struct {
@@ -45,6 +47,10 @@ type Record struct {
 	// Remaining is the minimum number of bytes left in the ring after
 	// this record.
 	Remaining int
+	// Ring is the ring the record came from when a MultiReader read it:
+	// its map's index in NewMultiReader's list, or its key in the map of
+	// maps. It is 0 from a Reader.
+	Ring int
 }
 
 // Reader reads records from a BPF_MAP_TYPE_RINGBUF map.
@@ -53,59 +59,58 @@ type Record struct {
 // goroutines. Peek, PeekInto and Consume hand out a view into the ring and
 // serve one goroutine at a time. Records may be ranged over by several
 // goroutines at once. SetDeadline, Flush, Close, BufferSize and
-// AvailableBytes may be called from any goroutine at any time.
+// AvailableBytes may be called from any goroutine at any time. One Reader
+// per map at a time: a Reader opened after another was closed starts
+// where the kernel's consumer position says.
 type Reader struct {
-	mu sync.Mutex
-
+	mu      sync.Mutex
 	ring    *ring
-	mapping *mapping
-	poller  *epoll.Poller
+	res     *resources
+	cleanup runtime.Cleanup
 	err     error // sticky: a corrupt ring stays corrupt
 
 	consumerPos  uint64 // space below is released by this reader
 	claimPos     uint64 // records below are handed to a caller
-	publishedPos uint64 // consumer position the kernel has seen
+	publishedPos uint64 // consumer position the kernel has from us
 	producerPos  uint64 // producer position last read
 	batchBytes   uint64
 	claims       claimQueue
-
-	// Peek state, written under mu and only by the peeking goroutine, so
-	// that goroutine may read it without mu.
-	peeked      bool // a record is peeked, counted in users
-	peekInline  bool // it is [consumerPos, claimPos), not queued in claims
-	peekClaim   claim
-	peekPos     uint64
-	peekLen     uint32
-	peekRemains int
+	peek         peekState
 
 	deadline     time.Time
 	flushPending int // reads still to end with ErrFlushed
 	active       int // reads and loops in progress
 	waiters      int // goroutines sleeping outside mu
-	users        int // loops and peek views using the mapping outside mu
+	users        int // loop bodies and peek views using the mapping outside mu
 	wakePending  bool
 	closed       bool
 	closedFlag   atomic.Bool // closed, readable without mu by running loops
-	released     bool
+	released     bool        // resources freed
 
 	prefetch uint64 // sink for look-ahead loads, so they are not optimised away
+}
+
+// resources are what a Reader holds outside Go's heap. A Reader that is
+// never closed frees them from a cleanup.
+type resources struct {
+	mapping *mapping
+	poller  *epoll.Poller
+}
+
+func (res *resources) free() error {
+	var err error
+	if res.poller != nil {
+		err = res.poller.Close()
+		res.poller = nil
+	}
+	return errors.Join(err, res.mapping.unmap())
 }
 
 // NewReader creates a Reader for a ring buffer map. It starts at the
 // consumer position the map holds, so a pinned or reused ring is read from
 // where its last reader stopped.
 func NewReader(m *ebpf.Map) (*Reader, error) {
-	if m == nil {
-		return nil, errors.New("ringbuf: nil map")
-	}
-	if m.Type() != ebpf.RingBuf {
-		return nil, fmt.Errorf("ringbuf: map type %s is not %s", m.Type(), ebpf.RingBuf)
-	}
-	size := uint64(m.MaxEntries())
-	if size == 0 || size&(size-1) != 0 || size%uint64(os.Getpagesize()) != 0 {
-		return nil, fmt.Errorf("ringbuf: size %d is not a power-of-two number of pages", size)
-	}
-	mapping, rg, err := mapRing(m.FD(), size)
+	mapping, rg, err := mapRingMap(m)
 	if err != nil {
 		return nil, fmt.Errorf("ringbuf: %w", err)
 	}
@@ -120,26 +125,44 @@ func NewReader(m *ebpf.Map) (*Reader, error) {
 		mapping.unmap()
 		return nil, fmt.Errorf("ringbuf: %w", err)
 	}
-	return newReader(rg, mapping, poller)
+	r, err := newReader(rg, &resources{mapping, poller})
+	if err != nil {
+		return nil, errors.Join(err, poller.Close(), mapping.unmap())
+	}
+	r.cleanup = runtime.AddCleanup(r, func(res *resources) { res.free() }, r.res)
+	return r, nil
+}
+
+// mapRingMap checks that m is a ring buffer and maps it.
+func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
+	if m == nil {
+		return nil, nil, errors.New("nil map")
+	}
+	if m.Type() != ebpf.RingBuf {
+		return nil, nil, fmt.Errorf("map type %s is not %s", m.Type(), ebpf.RingBuf)
+	}
+	size := uint64(m.MaxEntries())
+	if size == 0 || size&(size-1) != 0 || size%uint64(os.Getpagesize()) != 0 {
+		return nil, nil, fmt.Errorf("size %d is not a power-of-two number of pages", size)
+	}
+	return mapRing(m.FD(), size)
 }
 
 // newReader starts a Reader on a ring that is already mapped.
-func newReader(rg *ring, mapping *mapping, poller *epoll.Poller) (*Reader, error) {
+func newReader(rg *ring, res *resources) (*Reader, error) {
 	pos := rg.loadConsumer()
 	if pos%recordAlign != 0 {
 		return nil, fmt.Errorf("ringbuf: %w: consumer position %d is not 8-byte aligned", ErrCorrupt, pos)
 	}
-	r := &Reader{
+	return &Reader{
 		ring:         rg,
-		mapping:      mapping,
-		poller:       poller,
+		res:          res,
 		consumerPos:  pos,
 		claimPos:     pos,
 		publishedPos: pos,
 		producerPos:  pos,
-		batchBytes:   min(rg.size/8, maxUnreleased),
-	}
-	return r, nil
+		batchBytes:   min(rg.size/8, maxUnpublished),
+	}, nil
 }
 
 // BufferSize returns the size of the ring's data area in bytes.
@@ -148,8 +171,8 @@ func (r *Reader) BufferSize() int {
 }
 
 // AvailableBytes returns how many bytes of the ring this reader has not
-// consumed yet, whether or not it has told the kernel. It is 0 right after
-// the last record was read, and 0 once the Reader is closed.
+// consumed yet. It is 0 right after the last record was read, and 0 once
+// the Reader is closed.
 func (r *Reader) AvailableBytes() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -191,9 +214,11 @@ func (r *Reader) Flush() error {
 }
 
 // Close stops the Reader: every blocked read and loop returns ErrClosed.
-// It may be called from any goroutine and more than once. The ring stays
-// mapped until the last running loop body returns; a view still held from
-// Peek reads zeros from then on, until Consume releases it.
+// It may be called from any goroutine and more than once. What was
+// consumed is published first; the kernel's consumer position never moves
+// back. The ring stays mapped until the last running loop body returns
+// (what it consumed is published then); a view still held from Peek reads
+// zeros from then on, until Consume releases it.
 func (r *Reader) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -203,9 +228,8 @@ func (r *Reader) Close() error {
 	r.publishLocked()
 	r.closed = true
 	r.closedFlag.Store(true)
-	if r.waiters > 0 {
-		r.wakeLocked()
-	}
+	r.cleanup.Stop()
+	r.wakeWaitersLocked()
 	return r.releaseResourcesLocked()
 }
 
@@ -215,291 +239,16 @@ func (r *Reader) releaseResourcesLocked() error {
 	if !r.closed || r.released || r.waiters > 0 {
 		return nil
 	}
-	var pollErr error
-	if r.poller != nil && (r.users == 0 || r.users == 1 && r.peeked) {
-		pollErr = r.poller.Close()
-		r.poller = nil
-	}
-	if r.users == 0 {
+	switch {
+	case r.users == 0:
 		r.released = true
-		return errors.Join(pollErr, r.mapping.unmap())
-	}
-	if r.users == 1 && r.peeked {
+		return r.res.free()
+	case r.users == 1 && r.peek.held && r.res.poller != nil:
 		// Only a peek view is left: nobody may read the ring any more,
 		// but the view must not fault. Blank it and free the kernel ring.
-		return errors.Join(pollErr, r.mapping.blank())
+		err := r.res.poller.Close()
+		r.res.poller = nil
+		return errors.Join(err, r.res.mapping.blank())
 	}
 	return nil
-}
-
-// publishLocked tells the kernel how far this reader has consumed.
-func (r *Reader) publishLocked() {
-	if r.consumerPos != r.publishedPos && !r.closed {
-		r.ring.storeConsumer(r.consumerPos)
-		r.publishedPos = r.consumerPos
-	}
-}
-
-func (r *Reader) wakeWaitersLocked() {
-	if r.waiters > 0 {
-		r.wakeLocked()
-	}
-}
-
-func (r *Reader) wakeLocked() {
-	if !r.wakePending && r.poller != nil {
-		if err := r.poller.Wake(); err == nil {
-			r.wakePending = true
-		}
-	}
-}
-
-// readOp is the state of one read or loop across waits.
-type readOp struct {
-	busyWaits int
-}
-
-func (r *Reader) beginOpLocked() readOp {
-	r.active++
-	return readOp{}
-}
-
-func (r *Reader) endOpLocked() {
-	r.active--
-}
-
-// claimLocked hands the caller the next records. With single it claims up
-// to and including the next record that is not discarded; otherwise up to
-// batchBytes of records. Discarded records at the front are released on
-// the way. It returns the claimed range and, for single, the record's
-// position and length; ok is false if no record is ready, busy true if a
-// producer is still writing the next one.
-func (r *Reader) claimLocked(single bool) (c claim, recPos uint64, recLen uint32, ok, busy bool, err error) {
-	r.queuePeekLocked()
-	if r.err != nil {
-		return claim{}, 0, 0, false, false, r.err
-	}
-	if i := r.claims.firstReturned(); i >= 0 {
-		return r.reclaimLocked(i, single)
-	}
-	start := r.claimPos
-	pos := start
-	producer := r.producerPos
-	limit := start + r.batchBytes
-	var prefetch uint64
-	for {
-		if pos == producer {
-			if producer, err = r.ring.loadProducer(r.consumerPos); err != nil {
-				r.err = err
-				return claim{}, 0, 0, false, false, err
-			}
-			r.producerPos = producer
-		}
-		length, total, state, err := r.ring.header(pos, producer)
-		if err != nil {
-			r.err = err
-			break
-		}
-		if state == stateBusy || state == stateEmpty {
-			busy = state == stateBusy
-			break
-		}
-		// Touch the ring ahead of the walk, within what is produced: the
-		// loads overlap the misses a header walk would take one by one.
-		if ahead := pos + lookahead; ahead < producer && total < lookaheadBelow {
-			prefetch += r.ring.touch(ahead)
-		}
-		recPos, recLen = pos, length
-		pos += total
-		if state == stateReady {
-			ok = true
-			if single || pos >= limit {
-				break
-			}
-		}
-	}
-	r.prefetch += prefetch
-	if pos == start {
-		return claim{}, 0, 0, false, busy, r.err
-	}
-	r.claimPos = pos
-	c = claim{start: start, end: pos}
-	if !ok {
-		// Only discarded records: give their space back now.
-		r.claims.push(claim{start: start, end: pos, state: claimReleased})
-		r.advanceLocked()
-		return claim{}, 0, 0, false, busy, r.err
-	}
-	r.claims.push(c)
-	return c, recPos, recLen, true, false, nil
-}
-
-// lookahead is how far ahead of the walk claimLocked and Records touch the
-// ring, for records shorter than lookaheadBelow. Small records are
-// latency-bound: the loads overlap the header misses. From 1 KiB on the
-// touches cost more than they save (BenchmarkRead, mode=records: at
-// 2048 B about 33 Mrec/s with them, 45 without).
-const (
-	lookahead      = 2048
-	lookaheadBelow = 1024
-)
-
-// reclaimLocked hands out the returned claim at index i, or for single its
-// first record that is not discarded.
-func (r *Reader) reclaimLocked(i int, single bool) (c claim, recPos uint64, recLen uint32, ok, busy bool, err error) {
-	c = r.claims.items[i]
-	if !single {
-		r.claims.setState(i, claimHeld)
-		return c, 0, 0, true, false, nil
-	}
-	for pos := c.start; pos < c.end; {
-		length, total, state, err := r.ring.header(pos, c.end)
-		if err != nil {
-			r.err = err
-			return claim{}, 0, 0, false, false, err
-		}
-		pos += total
-		if state == stateReady {
-			if pos < c.end {
-				r.claims.split(i, pos, claimReturned)
-			}
-			r.claims.setState(i, claimHeld)
-			c.end = pos
-			return c, pos - total, length, true, false, nil
-		}
-	}
-	// Nothing but discarded records: release them and look again.
-	r.claims.setState(i, claimReleased)
-	r.advanceLocked()
-	return r.claimLocked(single)
-}
-
-// releaseLocked ends claim c: the records before upTo were read, the rest
-// go back to be claimed again.
-func (r *Reader) releaseLocked(c claim, upTo uint64) {
-	i := r.claims.find(c.start)
-	if i < 0 {
-		return
-	}
-	switch {
-	case upTo <= c.start:
-		r.claims.setState(i, claimReturned)
-	case upTo < c.end:
-		r.claims.split(i, upTo, claimReturned)
-		r.claims.setState(i, claimReleased)
-	default:
-		r.claims.setState(i, claimReleased)
-	}
-	r.advanceLocked()
-	if r.waiters > 0 && (r.claims.returned > 0 || r.claims.empty()) {
-		// Records committed while this claim was held woke nobody: the
-		// kernel wakes readers only when its consumer position has caught
-		// up with the record.
-		r.wakeLocked()
-	}
-}
-
-// advanceLocked moves the consumer position over released claims and
-// publishes it once enough has piled up.
-func (r *Reader) advanceLocked() {
-	end, ok := r.claims.popReleased()
-	if !ok {
-		return
-	}
-	r.consumerPos = end
-	if r.consumerPos-r.publishedPos >= r.batchBytes {
-		r.publishLocked()
-	}
-}
-
-// waitLocked waits for something to read, with mu held on entry and exit.
-// It returns the error that ends the read: ErrClosed, ErrFlushed,
-// os.ErrDeadlineExceeded; nil means look again.
-func (r *Reader) waitLocked(op *readOp, busy bool) error {
-	if r.closed {
-		return ErrClosed
-	}
-	if r.err != nil {
-		return r.err
-	}
-	if r.flushPending > 0 {
-		r.flushPending--
-		return ErrFlushed
-	}
-	// The kernel must see our position before we sleep: it wakes a reader
-	// only for a record at the position it knows.
-	r.publishLocked()
-	timeout := time.Duration(-1)
-	if !r.deadline.IsZero() {
-		if timeout = time.Until(r.deadline); timeout <= 0 {
-			return os.ErrDeadlineExceeded
-		}
-	}
-
-	if busy {
-		// A producer is between reserve and submit. It will not
-		// necessarily wake us (BPF_RB_NO_WAKEUP), so poll: yield a few
-		// times, then sleep, doubling up to a millisecond.
-		op.busyWaits++
-		r.waiters++
-		r.mu.Unlock()
-		if op.busyWaits <= 8 {
-			runtime.Gosched()
-		} else {
-			d := time.Microsecond << min(op.busyWaits-8, 10)
-			if timeout >= 0 {
-				d = min(d, timeout)
-			}
-			time.Sleep(d)
-		}
-		r.mu.Lock()
-		r.waiters--
-		return r.afterWaitLocked(nil)
-	}
-	op.busyWaits = 0
-
-	// Records committed between the claim and the publish above woke
-	// nobody: look once more before sleeping.
-	producer, err := r.ring.loadProducer(r.consumerPos)
-	if err != nil {
-		r.err = err
-		return err
-	}
-	if producer != r.claimPos || r.claims.returned > 0 {
-		return nil
-	}
-
-	r.waiters++
-	r.mu.Unlock()
-	err = r.poller.Wait(timeout)
-	r.mu.Lock()
-	r.waiters--
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		err = nil // the next pass returns records first, then the deadline
-	}
-	return r.afterWaitLocked(err)
-}
-
-func (r *Reader) afterWaitLocked(err error) error {
-	if r.waiters == 0 && r.wakePending && r.poller != nil && !r.closed {
-		r.poller.Drain()
-		r.wakePending = false
-	}
-	if r.closed {
-		if relErr := r.releaseResourcesLocked(); relErr != nil {
-			return errors.Join(ErrClosed, relErr)
-		}
-		return ErrClosed
-	}
-	return err
-}
-
-// isView reports whether b points into the ring's mapping.
-func (r *Reader) isView(b []byte) bool {
-	if cap(b) == 0 || r.released {
-		return false
-	}
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	start := uintptr(r.ring.data)
-	return p >= start && p < start+uintptr(2*r.ring.size)
 }

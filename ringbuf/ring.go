@@ -19,7 +19,10 @@ import (
 //     BPF_RINGBUF_DISCARD_BIT if it was discarded; a record occupies
 //     round_up(len + 8, 8) bytes;
 //   - the producer publishes producer_pos (store-release) only after writing
-//     the busy header, and clears the busy bit (xchg) on submit or discard.
+//     the busy header, and clears the busy bit (xchg) on submit or discard;
+//   - on submit the kernel wakes the map's pollers only if the consumer
+//     position it reads equals the record's position (or the producer asked
+//     for BPF_RB_FORCE_WAKEUP): a reader must publish before it sleeps.
 const (
 	headerSize  = 8
 	busyBit     = 1 << 31
@@ -28,19 +31,21 @@ const (
 	recordAlign = 8
 )
 
-// headerState classifies the header at a position.
-type headerState uint8
+// header is a record's first word, as the producer left it.
+type header uint32
 
-const (
-	stateReady     headerState = iota // a committed record
-	stateDiscarded                    // a committed record the producer discarded
-	stateBusy                         // reserved, still being written
-	stateEmpty                        // nothing produced at this position yet
-)
+func (h header) busy() bool      { return h&busyBit != 0 }
+func (h header) discarded() bool { return h&discardBit != 0 }
+func (h header) length() uint32  { return uint32(h) & lengthMask }
+
+// total is the space the record occupies, header and padding included.
+func (h header) total() uint64 {
+	return (uint64(h.length()) + headerSize + recordAlign - 1) &^ (recordAlign - 1)
+}
 
 // ring is a view of a ring buffer's memory. It knows the layout and checks
 // what it reads, but not how the memory was mapped: the reader maps a
-// kernel map, the parser tests map a memfd.
+// kernel map, the tests map a memfd.
 type ring struct {
 	consumerPos *uint64 // written by us, read by the kernel
 	producerPos *uint64 // written by the kernel
@@ -78,46 +83,27 @@ func (rg *ring) loadConsumer() uint64 {
 	return atomic.LoadUint64(rg.consumerPos)
 }
 
-// storeConsumer publishes the consumer position with release semantics:
-// the kernel may reuse the space below it from now on.
-func (rg *ring) storeConsumer(pos uint64) {
-	atomic.StoreUint64(rg.consumerPos, pos)
+// publishConsumer stores pos as the kernel's consumer position (release
+// semantics: the kernel may reuse the space below it from now on), unless
+// the kernel already holds a later one: another reader of the map
+// consumed further, and going back would hand its records out again.
+func (rg *ring) publishConsumer(pos uint64) {
+	if int64(pos-atomic.LoadUint64(rg.consumerPos)) > 0 {
+		atomic.StoreUint64(rg.consumerPos, pos)
+	}
 }
 
-// loadHeader reads the header word at pos, with acquire semantics so
-// that a committed record's payload is visible. It checks nothing: the hot
-// loops decode it inline and call header for the error when it is wrong.
-func (rg *ring) loadHeader(pos uint64) uint32 {
-	return atomic.LoadUint32((*uint32)(unsafe.Add(rg.data, pos&rg.mask)))
+// headerAt reads the header at pos, with acquire semantics so that a
+// committed record's payload is visible.
+func (rg *ring) headerAt(pos uint64) header {
+	return header(atomic.LoadUint32((*uint32)(unsafe.Add(rg.data, pos&rg.mask))))
 }
 
-// recordTotal is the space a record of length payload bytes occupies.
-func recordTotal(length uint32) uint64 {
-	return (uint64(length) + headerSize + recordAlign - 1) &^ (recordAlign - 1)
-}
-
-// header reads the record header at pos, which must be below producer.
-// It returns the record's length as the producer reserved it and the bytes
-// the record occupies. A committed record that does not fit between pos
-// and producer is corruption.
-func (rg *ring) header(pos, producer uint64) (length uint32, total uint64, state headerState, err error) {
-	if pos == producer {
-		return 0, 0, stateEmpty, nil
-	}
-	hdr := rg.loadHeader(pos)
-	if hdr&busyBit != 0 {
-		return 0, 0, stateBusy, nil
-	}
-	length = hdr & lengthMask
-	total = recordTotal(length)
-	if total > producer-pos {
-		return 0, 0, stateEmpty, fmt.Errorf("%w: record at position %d claims %d bytes, only %d produced",
-			ErrCorrupt, pos, length, producer-pos-headerSize)
-	}
-	if hdr&discardBit != 0 {
-		return length, total, stateDiscarded, nil
-	}
-	return length, total, stateReady, nil
+// corrupt is the error for the record at pos whose header h claims more
+// than the end-pos bytes produced.
+func (rg *ring) corrupt(pos, end uint64, h header) error {
+	return fmt.Errorf("%w: record at position %d claims %d bytes, only %d produced",
+		ErrCorrupt, pos, h.length(), end-pos-headerSize)
 }
 
 // sample returns the payload of the record at pos as a slice of the
@@ -134,4 +120,14 @@ func (rg *ring) sample(pos uint64, length uint32) []byte {
 // walk over a large ring is otherwise bound by one miss per record.
 func (rg *ring) touch(pos uint64) uint64 {
 	return *(*uint64)(unsafe.Add(rg.data, pos&rg.mask&^7))
+}
+
+// contains reports whether b points into the data area.
+func (rg *ring) contains(b []byte) bool {
+	if cap(b) == 0 {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	start := uintptr(rg.data)
+	return p >= start && p < start+uintptr(2*rg.size)
 }

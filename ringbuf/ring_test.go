@@ -1,3 +1,5 @@
+//go:build linux
+
 package ringbuf
 
 import (
@@ -62,7 +64,7 @@ func (f *fakeRing) reader(tb testing.TB) (*Reader, error) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r, err := newReader(rg, &mapping{}, poller)
+	r, err := newReader(rg, &resources{&mapping{}, poller})
 	if err != nil {
 		poller.Close()
 		return nil, err

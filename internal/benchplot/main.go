@@ -1,38 +1,39 @@
 // Command benchplot draws SVG and PNG plots of raw `go test -bench` output.
 //
-// It reads the Go benchmark format with golang.org/x/perf/benchfmt, so it
-// understands sub-benchmark name keys (BenchmarkRead/size=64/mode=peek-2),
-// units, -count repetitions and configuration lines (goos, goarch, cpu, pkg),
-// from one or several files. Every point is the median of its repetitions,
-// with a bar from the smallest to the largest.
+// It speaks benchstat's language: it reads the Go benchmark format with
+// golang.org/x/perf/benchfmt (sub-benchmark keys, units, -count
+// repetitions, configuration lines, several files), selects with a
+// benchstat filter (-filter '.name:Read /touch:head'), groups with
+// benchstat projections (-x /size, -series '/mode@(upstream copy)') and
+// summarises each point as benchstat does, with golang.org/x/perf's
+// benchproc and benchmath: the median, and a bar over its 95 % confidence
+// interval, or over the smallest to the largest value where there are too
+// few runs for one (fewer than 6).
 //
 // Three kinds of plot:
 //
-//   - line: x is a numeric name key (-x size), y a unit (-y Mrec/s),
+//   - line: x is a numeric projection (-x /size), y a unit (-y Mrec/s),
 //     one line per value of -series.
-//   - bar: grouped bars, x categories are the values of a key (-x case),
-//     one bar per value of -series in each group.
-//   - scatter: one labelled point per value of -series, x and y are two
-//     units (-x consumer-ms/s -y p99-µs).
+//   - bar: grouped bars, the x categories are the values of a projection
+//     (-x /helper), one bar per value of -series in each group.
+//   - scatter: one point per value of -series, x and y are two units
+//     (-x cons-ms/s -y p99-us), told apart by the legend.
 //
 // Example:
 //
-//	go test -run '^$' -bench Read -count 6 ./ringbuf > results.txt
-//	go run ./internal/benchplot -kind line -in results.txt -x size -y Mrec/s \
-//		-series mode -filter touch=head -logx -note "kernel 6.12" -out plots/read
+//	go test -run '^$' -bench Read -count 10 ./ringbuf > results.txt
+//	go run ./internal/benchplot -kind line -x /size -y Mrec/s \
+//		-series /mode -filter '.name:Read /touch:head' -logx \
+//		-xlabel 'event size (B)' -ylabel 'records drained (M/s)' -out plots/read results.txt
 //
-// writes plots/read.svg and plots/read.png.
+// writes plots/read.svg and plots/read.png. The footer names the CPU and,
+// where the input has a "kernel:" configuration line, the kernel.
 //
-// Keys that -x, -series and -filter may name: the name keys, the
-// configuration keys (goos, goarch, cpu, pkg, and .file, the input file),
-// .name (the benchmark name without "Benchmark" and sub-benchmark parts),
-// .fullname (the whole name without "Benchmark" and the -GOMAXPROCS
-// suffix) and .procs (that suffix). Units are written as in the input (ns/op, MB/s) or as
-// benchfmt normalises them (sec/op, B/s).
-//
-// A group of results whose median is plotted must repeat one measurement:
-// if they differ in another name key, the benchmark name, GOMAXPROCS or
-// package, benchplot says so and names the key to -filter on.
+// Units are written as in the input (ns/op, MB/s) or as benchfmt tidies
+// them (sec/op, B/s). A point must repeat one measurement: if the results
+// behind it differ in a key that no projection names (another touch
+// variant, another benchmark), benchplot says which and refuses, where
+// benchstat would warn "benchmarks vary in".
 package main
 
 import (
@@ -43,6 +44,7 @@ import (
 	"os"
 	"strings"
 
+	"golang.org/x/perf/benchfmt"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -76,21 +78,22 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("benchplot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		in, filters listFlag
-		opts        options
-		width       = fs.Float64("width", 8, "image `inches` wide")
-		height      = fs.Float64("height", 5, "image `inches` high")
+		in     listFlag
+		opts   options
+		width  = fs.Float64("width", 8, "image `inches` wide")
+		height = fs.Float64("height", 5, "image `inches` high")
 	)
 	fs.Var(&in, "in", "benchmark output `file`, or label=file to name it in .file (repeatable; also taken from arguments; - or none is stdin)")
 	fs.StringVar(&opts.kind, "kind", "line", "plot `kind`: line, bar or scatter")
-	fs.StringVar(&opts.x, "x", "", "line, bar: name `key` for the x axis; scatter: unit for the x axis")
+	fs.StringVar(&opts.x, "x", "", "line, bar: `projection` for the x axis (benchstat syntax, e.g. /size); scatter: unit for the x axis")
 	fs.StringVar(&opts.y, "y", "", "`unit` for the y axis, e.g. ns/op, Mrec/s")
-	fs.StringVar(&opts.series, "series", "", "`key` whose values are the lines, the bars in each x group, or the scatter points (scatter default .fullname)")
-	fs.Var(&filters, "filter", "keep results with `key=value` (repeatable or comma-separated; one key given twice means either value)")
+	fs.StringVar(&opts.series, "series", "", "`projection` whose values are the lines, the bars in each x group, or the scatter points, e.g. '/mode@(upstream copy)' (scatter default .fullname)")
+	fs.StringVar(&opts.filter, "filter", "", "benchstat filter `expression`, e.g. '.name:Read /touch:head' (default: every result)")
 	fs.BoolVar(&opts.logx, "logx", false, "log-scale x axis (line, scatter)")
-	fs.BoolVar(&opts.logy, "logy", false, "log-scale y axis (line, scatter)")
+	fs.BoolVar(&opts.logy, "logy", false, "log-scale y axis")
+	fs.StringVar(&opts.legend, "legend", "", "legend `heading` (default: the -series projection)")
 	fs.StringVar(&opts.title, "title", "", "plot `title` (default: benchmark names and axes)")
-	fs.StringVar(&opts.xlabel, "xlabel", "", "x axis `label` (default: the key or unit)")
+	fs.StringVar(&opts.xlabel, "xlabel", "", "x axis `label`, in words with the unit (default: the projection or unit)")
 	fs.StringVar(&opts.ylabel, "ylabel", "", "y axis `label` (default: the unit)")
 	fs.StringVar(&opts.note, "note", "", "free `text` for the caption, e.g. the kernel version")
 	fs.StringVar(&opts.out, "out", "benchplot", "output path `prefix`: writes prefix.svg and prefix.png")
@@ -103,11 +106,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	in = append(in, fs.Args()...)
-	f, err := parseFilters(filters)
-	if err != nil {
-		return err
-	}
-	opts.filters = f
 	if *width < 2 || *height < 1.5 || *width > 100 || *height > 100 {
 		return fmt.Errorf("-width %g -height %g: want 2–100 by 1.5–100 inches", *width, *height)
 	}
@@ -117,18 +115,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 	opts.width, opts.height = vg.Length(*width)*vg.Inch, vg.Length(*height)*vg.Inch
 	opts.out = strings.TrimSuffix(strings.TrimSuffix(opts.out, ".svg"), ".png")
 
-	rs, err := readFiles(in)
-	if err != nil {
-		return err
-	}
-	for i, w := range rs.warnings {
+	fig, warnings, err := build(&benchfmt.Files{Paths: in, AllowStdin: true, AllowLabels: true}, opts)
+	for i, w := range warnings {
 		if i == 5 {
-			fmt.Fprintf(stderr, "benchplot: and %d more unreadable lines\n", len(rs.warnings)-i)
+			fmt.Fprintf(stderr, "benchplot: and %d more unreadable lines\n", len(warnings)-i)
 			break
 		}
 		fmt.Fprintln(stderr, "benchplot: skipped:", w)
 	}
-	fig, err := build(rs, opts)
 	if err != nil {
 		return err
 	}

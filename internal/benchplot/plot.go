@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/perf/benchfmt"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -31,9 +33,10 @@ func init() {
 type options struct {
 	kind          string // line, bar or scatter
 	x, y, series  string
-	filters       filter
+	filter        string // benchstat filter expression
 	logx, logy    bool
 	title, note   string
+	legend        string // legend heading; "" means the series projection
 	xlabel        string
 	ylabel        string
 	width, height vg.Length
@@ -50,61 +53,74 @@ type figure struct {
 	caption []string
 }
 
-// build filters the results and makes the figure that opts asks for.
-func build(rs *resultSet, opts options) (*figure, error) {
-	used, err := opts.filters.apply(rs.results)
-	if err != nil {
-		return nil, err
-	}
-	var fig *figure
+// build reads and selects the results and makes the figure that opts
+// asks for. It returns the input's unreadable lines as warnings, also
+// when it fails.
+func build(files *benchfmt.Files, opts options) (*figure, []string, error) {
+	q := query{filter: opts.filter, x: opts.x, y: opts.y, series: opts.series}
 	switch opts.kind {
 	case "line", "bar":
-		t, err := groupXY(rs, used, opts.x, opts.series, opts.y, opts.kind == "line")
-		if err != nil {
-			return nil, err
-		}
-		if opts.kind == "line" {
-			fig, err = linePlot(t, opts)
-		} else {
-			fig, err = barPlot(t, opts)
-		}
-		if err != nil {
-			return nil, err
-		}
-		fig.caption = caption(t.Used, opts, countRange(t))
 	case "scatter":
-		series := opts.series
-		if series == "" {
-			series = keyFullName
+		q.scatter = true
+		if q.series == "" {
+			q.series = ".fullname"
 		}
-		d, err := groupScatter(rs, used, series, opts.x, opts.y)
-		if err != nil {
-			return nil, err
-		}
-		if fig, err = scatterPlot(d, opts); err != nil {
-			return nil, err
-		}
-		lo, hi := math.MaxInt, 0
-		for _, p := range d.Points {
-			lo, hi = min(lo, p.X.N, p.Y.N), max(hi, p.X.N, p.Y.N)
-		}
-		fig.caption = caption(d.Used, opts, [2]int{lo, hi})
 	default:
-		return nil, fmt.Errorf("unknown -kind %q: want line, bar or scatter", opts.kind)
+		return nil, nil, fmt.Errorf("unknown -kind %q: want line, bar or scatter", opts.kind)
 	}
-	return fig, nil
+	sel, err := selectResults(files, q)
+	if err != nil {
+		var warnings []string
+		if sel != nil {
+			warnings = sel.warnings
+		}
+		return nil, warnings, err
+	}
+	var fig *figure
+	if q.scatter {
+		d := sel.scatter()
+		if fig, err = scatterPlot(d, opts); err != nil {
+			return nil, sel.warnings, err
+		}
+		var stats []stat
+		for _, p := range d.Points {
+			stats = append(stats, p.X, p.Y)
+		}
+		fig.caption = caption(d.Machine, opts, stats)
+		return fig, sel.warnings, nil
+	}
+	t, err := sel.table(opts.kind == "line")
+	if err != nil {
+		return nil, sel.warnings, err
+	}
+	if opts.kind == "line" {
+		fig, err = linePlot(t, opts)
+	} else {
+		fig, err = barPlot(t, opts)
+	}
+	if err != nil {
+		return nil, sel.warnings, err
+	}
+	var stats []stat
+	for _, sr := range t.Series {
+		for _, p := range sr.Points {
+			stats = append(stats, p.Y)
+		}
+	}
+	fig.caption = caption(t.Machine, opts, stats)
+	return fig, sel.warnings, nil
 }
 
-// newPlot makes a plot with the title and axis labels of opts, falling
-// back to the given defaults, and a grid. Bar plots pass vgrid false, to
-// keep grid lines from running through the bars.
+// newPlot makes a plot with the title of opts (or the default title),
+// the given axis labels and a grid. Bar plots pass vgrid false, to keep
+// grid lines from running through the bars.
 func newPlot(opts options, title, xlabel, ylabel string, vgrid bool) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = cmp(opts.title, title)
+	p.Title.Text = cmp.Or(opts.title, title)
 	p.Title.TextStyle.Font.Size = 13
 	p.Title.Padding = 8
-	p.X.Label.Text = cmp(opts.xlabel, xlabel)
-	p.Y.Label.Text = cmp(opts.ylabel, ylabel)
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
 	p.X.Label.TextStyle.Font.Size = 11
 	p.Y.Label.TextStyle.Font.Size = 11
 	p.X.Tick.Label.Font.Size = 9.5
@@ -128,42 +144,64 @@ func (tidyTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i, t := range ticks {
 		if !t.IsMinor() {
-			ticks[i].Label = strconv.FormatFloat(t.Value, 'g', 6, 64)
+			ticks[i].Label = tickLabel(t.Value)
 		}
 	}
 	return ticks
 }
 
-// tidyLogTicks marks a log axis: powers of ten across two decades or
-// more, evenly spaced round numbers across less, labelled like tidyTicks.
+// tickLabel writes a tick value short: 100 rather than 100.00, and from
+// ten thousand on with an SI prefix, 300k and 10M rather than 300000 and
+// 1e+07, so that the axis title's unit still applies.
+func tickLabel(v float64) string {
+	for _, p := range []struct {
+		scale  float64
+		prefix string
+	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e4, "k"}} {
+		if math.Abs(v) >= p.scale {
+			if p.prefix == "k" {
+				p.scale = 1e3
+			}
+			return strconv.FormatFloat(v/p.scale, 'g', 4, 64) + p.prefix
+		}
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+// tidyLogTicks marks a log axis: labels at 1, 2 and 5 times each power of
+// ten across up to three decades, at the powers of ten alone across more,
+// and at every tick across less than one, with unlabelled minor ticks
+// between.
 type tidyLogTicks struct{}
 
 // Ticks implements plot.Ticker.
 func (tidyLogTicks) Ticks(lo, hi float64) []plot.Tick {
-	if hi/lo >= 100 {
-		ticks := plot.LogTicks{}.Ticks(lo, hi)
-		for i, t := range ticks {
-			if !t.IsMinor() {
-				ticks[i].Label = strconv.FormatFloat(t.Value, 'g', 6, 64)
-			}
-		}
-		return ticks
+	if lo <= 0 || hi <= lo {
+		return plot.LogTicks{}.Ticks(lo, hi)
+	}
+	labelled := []float64{1, 2, 5}
+	switch {
+	case hi/lo > 1000:
+		labelled = []float64{1}
+	case hi/lo < 10:
+		labelled = []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}
 	}
 	var ticks []plot.Tick
-	for _, t := range (tidyTicks{}).Ticks(lo, hi) {
-		if t.Value > 0 {
+	for exp := math.Floor(math.Log10(lo)); math.Pow(10, exp) <= hi; exp++ {
+		decade := math.Pow(10, exp)
+		for m := 1.0; m < 10; m++ {
+			v := m * decade
+			if v < lo || v > hi {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if slices.Contains(labelled, m) {
+				t.Label = tickLabel(v)
+			}
 			ticks = append(ticks, t)
 		}
 	}
 	return ticks
-}
-
-// cmp returns a if it is not empty, else b.
-func cmp(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // logLabel marks an axis label as log scale when log is set.
@@ -174,17 +212,10 @@ func logLabel(label string, log bool) string {
 	return label
 }
 
-// defaultTitle names the benchmarks the plot shows.
-func defaultTitle(used []result, what string) string {
-	names := valuesOf(used, keyName)
-	if len(names) > 3 {
-		names = append(names[:3], "…")
-	}
-	return strings.Join(names, ", ") + ": " + what
-}
-
-// newLegend makes a legend headed by the series key.
-func newLegend(fig *figure, header string) {
+// newLegend makes a legend headed by the -legend text or the series
+// projection.
+func newLegend(fig *figure, opts options, projection string) {
+	header := cmp.Or(opts.legend, projection)
 	fig.legend = plot.NewLegend()
 	fig.legend.Top, fig.legend.Left = true, true
 	fig.legend.TextStyle.Font.Size = 10
@@ -198,10 +229,10 @@ func newLegend(fig *figure, header string) {
 // linePlot draws one line per series through the medians, with min–max
 // error bars.
 func linePlot(t *table, opts options) (*figure, error) {
-	p := newPlot(opts, defaultTitle(t.Used, t.Unit+" by "+t.XKey), logLabel(t.XKey, opts.logx), logLabel(t.Unit, opts.logy), true)
+	p := newPlot(opts, t.Unit+" by "+t.XKey, logLabel(cmp.Or(opts.xlabel, t.XKey), opts.logx), logLabel(cmp.Or(opts.ylabel, t.Unit), opts.logy), true)
 	fig := &figure{plot: p}
 	if t.SeriesKey != "" {
-		newLegend(fig, t.SeriesKey)
+		newLegend(fig, opts, t.SeriesKey)
 	}
 	for i, s := range t.Series {
 		xys := make(plotter.XYs, len(s.Points))
@@ -210,19 +241,19 @@ func linePlot(t *table, opts options) (*figure, error) {
 			if opts.logx && pt.XNum <= 0 {
 				return nil, fmt.Errorf("-logx needs positive x values, got %s=%s", t.XKey, pt.X)
 			}
-			if opts.logy && pt.Y.Min <= 0 {
-				return nil, fmt.Errorf("-logy needs positive values, got %v %s at %s=%s", pt.Y.Min, t.Unit, t.XKey, pt.X)
+			if opts.logy && pt.Y.Lo <= 0 {
+				return nil, fmt.Errorf("-logy needs positive values, got %v %s at %s=%s", pt.Y.Lo, t.Unit, t.XKey, pt.X)
 			}
 			xys[j] = plotter.XY{X: pt.XNum, Y: pt.Y.Median}
-			errs[j].Low, errs[j].High = pt.Y.Median-pt.Y.Min, pt.Y.Max-pt.Y.Median
+			errs[j].Low, errs[j].High = pt.Y.Median-pt.Y.Lo, pt.Y.Hi-pt.Y.Median
 		}
-		clr := plotutil.Color(i)
+		clr, shape := style(i)
 		line, points, err := plotter.NewLinePoints(xys)
 		if err != nil {
 			return nil, fmt.Errorf("series %s: %w", s.Name, err)
 		}
 		line.Color, line.Width = clr, vg.Points(1.5)
-		points.Color, points.Shape, points.Radius = clr, plotutil.Shape(i), vg.Points(3)
+		points.Color, points.Shape, points.Radius = clr, shape, vg.Points(3)
 		bars, err := plotter.NewYErrorBars(errorXYs{xys, errs})
 		if err != nil {
 			return nil, fmt.Errorf("series %s: %w", s.Name, err)
@@ -298,23 +329,25 @@ func setYRange(p *plot.Plot, logy bool) {
 }
 
 // barPlot draws grouped bars: one group per x category, one bar per series,
-// each bar the median with a min–max whisker.
+// each bar the median with a whisker over its interval. On a log y axis
+// the bars rise from the bottom of the axis, so values decades apart all
+// show.
 func barPlot(t *table, opts options) (*figure, error) {
-	if opts.logy {
-		return nil, fmt.Errorf("-logy is not supported for -kind bar")
-	}
 	if opts.logx {
 		return nil, fmt.Errorf("-logx is not supported for -kind bar: its x axis is categories")
 	}
-	p := newPlot(opts, defaultTitle(t.Used, t.Unit+" by "+t.XKey), t.XKey, t.Unit, false)
+	p := newPlot(opts, t.Unit+" by "+t.XKey, cmp.Or(opts.xlabel, t.XKey), logLabel(cmp.Or(opts.ylabel, t.Unit), opts.logy), false)
 	fig := &figure{plot: p}
 	if t.SeriesKey != "" {
-		newLegend(fig, t.SeriesKey)
+		newLegend(fig, opts, t.SeriesKey)
 	}
-	bars := &groupedBars{ncat: len(t.Xs)}
+	bars := &groupedBars{ncat: len(t.Xs), log: opts.logy}
 	for i, s := range t.Series {
-		clr := plotutil.Color(i)
+		clr, _ := style(i)
 		for _, pt := range s.Points {
+			if opts.logy && pt.Y.Lo <= 0 {
+				return nil, fmt.Errorf("-logy needs positive values, got %v %s at %s=%s", pt.Y.Lo, t.Unit, t.XKey, pt.X)
+			}
 			bars.bars = append(bars.bars, bar{cat: slices.Index(t.Xs, pt.X), series: i, y: pt.Y, color: clr})
 		}
 		if t.SeriesKey != "" {
@@ -322,17 +355,16 @@ func barPlot(t *table, opts options) (*figure, error) {
 			fig.entries++
 		}
 	}
-	bars.nseries = len(t.Series)
 	p.Add(bars)
 	p.NominalX(t.Xs...)
 	p.X.Min, p.X.Max = -0.5, float64(len(t.Xs))-0.5
-	setYRange(p, false)
+	setYRange(p, opts.logy)
 	// Slant the category names when they would not fit side by side.
 	var total vg.Length
 	for _, x := range t.Xs {
 		total += p.X.Tick.Label.Width(x) + 8
 	}
-	if total > opts.width*0.7 {
+	if total > opts.width*0.6 {
 		p.X.Tick.Label.Rotation = math.Pi / 6
 		p.X.Tick.Label.XAlign = draw.XRight
 		p.X.Tick.Label.YAlign = draw.YTop
@@ -350,27 +382,40 @@ type bar struct {
 // groupedBars draws bars grouped by category, in data coordinates: the
 // category i spans x from i-0.4 to i+0.4, shared by the series.
 type groupedBars struct {
-	ncat, nseries int
-	bars          []bar
+	ncat int
+	bars []bar
+	log  bool // bars rise from the axis minimum, not from zero
 }
 
 // Plot implements plot.Plotter.
 func (g *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
-	w := 0.8 / float64(g.nseries)
+	// Each category shows only the series it has, side by side and
+	// centred, all bars as wide as in the fullest category.
+	slot := make([]int, len(g.bars))
+	present := make([]int, g.ncat)
+	for i, b := range g.bars {
+		slot[i] = present[b.cat]
+		present[b.cat]++
+	}
+	w := 0.8 / float64(max(slices.Max(present), 1))
 	edge := draw.LineStyle{Color: color.Gray{Y: 60}, Width: vg.Points(0.5)}
 	whisker := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
-	for _, b := range g.bars {
-		left := float64(b.cat) - 0.4 + float64(b.series)*w
+	base := math.Max(p.Y.Min, 0)
+	if g.log {
+		base = p.Y.Min
+	}
+	for i, b := range g.bars {
+		left := float64(b.cat) - w*float64(present[b.cat])/2 + float64(slot[i])*w
 		x0, x1 := trX(left+0.06*w), trX(left+0.94*w)
-		y0, y1 := trY(math.Max(p.Y.Min, 0)), trY(b.y.Median)
+		y0, y1 := trY(base), trY(b.y.Median)
 		box := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
 		c.FillPolygon(b.color, c.ClipPolygonY(box))
 		c.StrokeLines(edge, c.ClipLinesY(append(box, box[0]))...)
 		if b.y.N > 1 {
 			xm := (x0 + x1) / 2
 			capw := (x1 - x0) / 4
-			lo, hi := trY(b.y.Min), trY(b.y.Max)
+			lo, hi := trY(b.y.Lo), trY(b.y.Hi)
 			c.StrokeLines(whisker, c.ClipLinesY(
 				[]vg.Point{{X: xm, Y: lo}, {X: xm, Y: hi}},
 				[]vg.Point{{X: xm - capw, Y: lo}, {X: xm + capw, Y: lo}},
@@ -380,11 +425,15 @@ func (g *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// DataRange implements plot.DataRanger: every category and every whisker.
+// DataRange implements plot.DataRanger: every category and every whisker,
+// and zero on a linear axis.
 func (g *groupedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
-	ymin, ymax = 0, 0
+	ymin, ymax = math.Inf(1), math.Inf(-1)
+	if !g.log {
+		ymin, ymax = 0, 0
+	}
 	for _, b := range g.bars {
-		ymin, ymax = math.Min(ymin, b.y.Min), math.Max(ymax, b.y.Max)
+		ymin, ymax = math.Min(ymin, b.y.Lo), math.Max(ymax, b.y.Hi)
 	}
 	return -0.5, float64(g.ncat) - 0.5, ymin, ymax
 }
@@ -402,35 +451,45 @@ func (b barThumb) Thumbnail(c *draw.Canvas) {
 	})
 }
 
-// scatterPlot draws one labelled point per series at the medians of the two
-// units, with min–max error bars in both directions.
+// style gives series i a colour and a marker shape. The palette has 7
+// colours and 8 shapes; stepping the colour on by one more with each round
+// of shapes keeps every pair distinct for the first 56 series.
+func style(i int) (color.Color, draw.GlyphDrawer) {
+	shapes := len(plotutil.DefaultGlyphShapes)
+	return plotutil.Color(i + i/shapes), plotutil.Shape(i)
+}
+
+// scatterPlot draws one point per series at the medians of the two units,
+// with interval bars in both directions; the legend names the points, as
+// labels beside them would overlap.
 func scatterPlot(d *scatterData, opts options) (*figure, error) {
-	p := newPlot(opts, defaultTitle(d.Used, d.YUnit+" vs "+d.XUnit), logLabel(d.XUnit, opts.logx), logLabel(d.YUnit, opts.logy), true)
+	p := newPlot(opts, d.YUnit+" vs "+d.XUnit, logLabel(cmp.Or(opts.xlabel, d.XUnit), opts.logx), logLabel(cmp.Or(opts.ylabel, d.YUnit), opts.logy), true)
 	fig := &figure{plot: p}
+	newLegend(fig, opts, d.SeriesKey)
 	for i, pt := range d.Points {
-		if opts.logx && pt.X.Min <= 0 {
-			return nil, fmt.Errorf("-logx needs positive values, got %v %s for %s=%s", pt.X.Min, d.XUnit, d.SeriesKey, pt.Label)
+		if opts.logx && pt.X.Lo <= 0 {
+			return nil, fmt.Errorf("-logx needs positive values, got %v %s for %s", pt.X.Lo, d.XUnit, pt.Label)
 		}
-		if opts.logy && pt.Y.Min <= 0 {
-			return nil, fmt.Errorf("-logy needs positive values, got %v %s for %s=%s", pt.Y.Min, d.YUnit, d.SeriesKey, pt.Label)
+		if opts.logy && pt.Y.Lo <= 0 {
+			return nil, fmt.Errorf("-logy needs positive values, got %v %s for %s", pt.Y.Lo, d.YUnit, pt.Label)
 		}
-		clr := plotutil.Color(i)
+		clr, shape := style(i)
 		xys := plotter.XYs{{X: pt.X.Median, Y: pt.Y.Median}}
 		sc, err := plotter.NewScatter(xys)
 		if err != nil {
-			return nil, fmt.Errorf("%s=%s: %w", d.SeriesKey, pt.Label, err)
+			return nil, fmt.Errorf("%s: %w", pt.Label, err)
 		}
-		sc.Color, sc.Shape, sc.Radius = clr, plotutil.Shape(i), vg.Points(4)
+		sc.Color, sc.Shape, sc.Radius = clr, shape, vg.Points(4)
 		p.Add(sc)
 		if pt.X.N > 1 || pt.Y.N > 1 {
 			xe, err := plotter.NewXErrorBars(struct {
 				plotter.XYs
 				plotter.XErrors
-			}{xys, plotter.XErrors{{Low: pt.X.Median - pt.X.Min, High: pt.X.Max - pt.X.Median}}})
+			}{xys, plotter.XErrors{{Low: pt.X.Median - pt.X.Lo, High: pt.X.Hi - pt.X.Median}}})
 			if err != nil {
 				return nil, err
 			}
-			ye, err := plotter.NewYErrorBars(errorXYs{xys, plotter.YErrors{{Low: pt.Y.Median - pt.Y.Min, High: pt.Y.Max - pt.Y.Median}}})
+			ye, err := plotter.NewYErrorBars(errorXYs{xys, plotter.YErrors{{Low: pt.Y.Median - pt.Y.Lo, High: pt.Y.Hi - pt.Y.Median}}})
 			if err != nil {
 				return nil, err
 			}
@@ -438,15 +497,8 @@ func scatterPlot(d *scatterData, opts options) (*figure, error) {
 			xe.CapWidth, ye.CapWidth = vg.Points(5), vg.Points(5)
 			p.Add(xe, ye)
 		}
-		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: []string{pt.Label}})
-		if err != nil {
-			return nil, err
-		}
-		lb.TextStyle[0].Font = p.X.Tick.Label.Font
-		lb.TextStyle[0].Font.Size = 10
-		lb.TextStyle[0].Color = darken(clr)
-		lb.Offset = vg.Point{X: 6, Y: 4}
-		p.Add(lb)
+		fig.legend.Add(pt.Label, sc)
+		fig.entries++
 	}
 	for _, ax := range []struct {
 		a   *plot.Axis
@@ -468,46 +520,52 @@ func scatterPlot(d *scatterData, opts options) (*figure, error) {
 	return fig, nil
 }
 
-// darken makes a palette colour dark enough to read as text.
-func darken(c color.Color) color.Color {
-	r, g, b, _ := c.RGBA()
-	return color.RGBA{R: uint8(r >> 9), G: uint8(g >> 9), B: uint8(b >> 9), A: 255}
-}
-
-// countRange gives the fewest and most repetitions behind a point.
-func countRange(t *table) [2]int {
-	lo, hi := math.MaxInt, 0
-	for _, s := range t.Series {
-		for _, p := range s.Points {
-			lo, hi = min(lo, p.Y.N), max(hi, p.Y.N)
-		}
-	}
-	return [2]int{lo, hi}
-}
-
-// caption describes the machine, the statistics, the filter and the note.
-func caption(used []result, opts options, n [2]int) []string {
-	cpu, platform := machine(used)
+// caption describes the machine, the statistics behind the points, the
+// filter and the note.
+func caption(m machine, opts options, stats []stat) []string {
 	var first []string
-	if cpu != "" {
-		first = append(first, "cpu: "+cpu)
+	if m.cpu != "" {
+		first = append(first, "cpu: "+m.cpu)
 	}
-	if platform != "" {
-		first = append(first, platform)
+	if m.kernel != "" {
+		first = append(first, "kernel: "+m.kernel)
+	}
+	if m.platform != "" {
+		first = append(first, m.platform)
 	}
 	if opts.note != "" {
 		first = append(first, opts.note)
 	}
-	runs := fmt.Sprintf("%d", n[0])
-	if n[0] != n[1] {
-		runs = fmt.Sprintf("%d–%d", n[0], n[1])
+	lo, hi := math.MaxInt, 0
+	var ci, minmax int
+	for _, s := range stats {
+		lo, hi = min(lo, s.N), max(hi, s.N)
+		switch {
+		case s.N < 2:
+		case s.CI:
+			ci++
+		default:
+			minmax++
+		}
+	}
+	runs := fmt.Sprint(lo)
+	if lo != hi {
+		runs = fmt.Sprintf("%d–%d", lo, hi)
 	}
 	second := "one run per point"
-	if n[1] > 1 {
-		second = "median of " + runs + " runs, bars span min–max"
+	if hi > 1 {
+		second = "median of " + runs + " runs"
+		switch {
+		case minmax == 0:
+			second += ", bars span the 95 % confidence interval of the median"
+		case ci == 0:
+			second += ", bars span min–max (too few runs for a confidence interval)"
+		default:
+			second += ", bars span the 95 % confidence interval of the median, or min–max where there are fewer than 6 runs"
+		}
 	}
-	if len(opts.filters) > 0 {
-		second += "; filter " + opts.filters.String()
+	if opts.filter != "" {
+		second += "; filter " + opts.filter
 	}
 	return []string{strings.Join(first, " · "), second}
 }
@@ -536,15 +594,33 @@ func (f *figure) draw(c draw.Canvas) {
 	}
 	body := draw.Crop(c, pad/2, -pad, vg.Length(len(lines))*lineH+pad, -pad/2)
 
-	if f.entries == 0 {
-		f.plot.Draw(body)
-		return
+	// The y axis title is drawn here, not by gonum: gonum reserves room
+	// for it around the arithmetic middle of the axis range, which on a
+	// log axis sits near the top and squeezes the plot down.
+	ylabel := f.plot.Y.Label
+	f.plot.Y.Label.Text = ""
+	defer func() { f.plot.Y.Label = ylabel }()
+	var labelW vg.Length
+	if ylabel.Text != "" {
+		labelW = ylabel.TextStyle.Height(ylabel.Text) + pad
 	}
-	r := f.legend.Rectangle(body)
-	lw := r.Max.X - r.Min.X
-	plotArea := draw.Crop(body, 0, -(lw + 2*pad), 0, 0)
+
+	plotArea := draw.Crop(body, labelW, 0, 0, 0)
+	if f.entries > 0 {
+		r := f.legend.Rectangle(body)
+		plotArea = draw.Crop(plotArea, 0, -(r.Max.X - r.Min.X + 2*pad), 0, 0)
+	}
 	data := f.plot.DataCanvas(plotArea)
 	f.plot.Draw(plotArea)
+	if ylabel.Text != "" {
+		sty := ylabel.TextStyle
+		sty.Rotation = math.Pi / 2
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+		c.FillText(sty, vg.Point{X: body.Min.X, Y: (data.Min.Y + data.Max.Y) / 2}, ylabel.Text)
+	}
+	if f.entries == 0 {
+		return
+	}
 	legendArea := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
 		Min: vg.Point{X: plotArea.Max.X + pad, Y: data.Min.Y},
 		Max: vg.Point{X: body.Max.X, Y: data.Max.Y},

@@ -2,12 +2,15 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/perf/benchfmt"
 )
 
 // sample is a small -count 3 run of two packages' benchmarks, with noise
@@ -16,6 +19,7 @@ const sample = `goos: linux
 goarch: amd64
 pkg: example.com/ringbuf
 cpu: Test CPU @ 3.00GHz
+kernel: 6.18.44
 BenchmarkRead/size=64/mode=peek-2     	1000	      100 ns/op	  10.0 Mrec/s
 BenchmarkRead/size=64/mode=peek-2     	1000	      300 ns/op	  30.0 Mrec/s
 BenchmarkRead/size=64/mode=peek-2     	1000	      200 ns/op	  20.0 Mrec/s
@@ -39,125 +43,148 @@ BenchmarkXDP/case=pass/reader=ring-2  	  10	   4500 ns/op	  1.5 consumer-ms/s	  
 PASS
 `
 
-func mustRead(t *testing.T, text string) *resultSet {
+// writeInputs writes each text to a file of its own and returns their
+// paths, labelled label=path where a label is given.
+func writeInputs(t *testing.T, labelled ...[2]string) []string {
 	t.Helper()
-	rs, err := readString("sample", text)
+	dir := t.TempDir()
+	var paths []string
+	for i, lt := range labelled {
+		p := filepath.Join(dir, fmt.Sprintf("in%d.txt", i))
+		if err := os.WriteFile(p, []byte(lt[1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if lt[0] != "" {
+			p = lt[0] + "=" + p
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// mustSelect selects from text with q, failing the test on error.
+func mustSelect(t *testing.T, q query, text string) *selection {
+	t.Helper()
+	sel, err := selectResults(&benchfmt.Files{Paths: writeInputs(t, [2]string{"", text}), AllowLabels: true}, q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rs
+	return sel
 }
 
-// flat renders a table as "series x=median[min,max]n" strings for comparison.
+// flat renders a table as "series x=median[lo,hi]n" strings for comparison.
 func flat(tb *table) []string {
 	var out []string
 	for _, s := range tb.Series {
 		for _, p := range s.Points {
-			out = append(out, strings.Join([]string{s.Name, " ", p.X, "=", fmtStat(p.Y)}, ""))
+			out = append(out, s.Name+" "+p.X+"="+fmtStat(p.Y))
 		}
 	}
 	return out
 }
 
 func fmtStat(s stat) string {
-	return fmt.Sprintf("%s[%s,%s]%d", ftoa(s.Median), ftoa(s.Min), ftoa(s.Max), s.N)
+	return fmt.Sprintf("%s[%s,%s]%d", ftoa(s.Median), ftoa(s.Lo), ftoa(s.Hi), s.N)
 }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) }
 
 func TestSummarise(t *testing.T) {
 	for _, tc := range []struct {
-		in   []float64
-		want stat
+		name   string
+		in     []float64
+		want   stat
+		wantCI bool
 	}{
-		{[]float64{5}, stat{N: 1, Median: 5, Min: 5, Max: 5}},
-		{[]float64{3, 1, 2}, stat{N: 3, Median: 2, Min: 1, Max: 3}},
-		{[]float64{4, 1, 3, 2}, stat{N: 4, Median: 2.5, Min: 1, Max: 4}},
-		{[]float64{-1, 7, 7, 0, 100}, stat{N: 5, Median: 7, Min: -1, Max: 100}},
+		{"one run", []float64{5}, stat{N: 1, Median: 5, Lo: 5, Hi: 5}, false},
+		{"three runs: min-max", []float64{3, 1, 2}, stat{N: 3, Median: 2, Lo: 1, Hi: 3}, false},
+		{"four runs: median of the middle two", []float64{4, 1, 3, 2}, stat{N: 4, Median: 2.5, Lo: 1, Hi: 4}, false},
+		// benchmath's distribution-free interval of the median at 95 %
+		// needs 6 runs; with 6 it spans the whole sample.
+		{"six runs: confidence interval", []float64{6, 1, 5, 2, 4, 3}, stat{N: 6, Median: 3.5, Lo: 1, Hi: 6, CI: true}, true},
+		// With 10 runs the interval leaves out the extremes.
+		{"ten runs: narrower interval", []float64{10, 1, 9, 2, 8, 3, 7, 4, 6, 5}, stat{N: 10, Median: 5.5, Lo: 2, Hi: 9, CI: true}, true},
 	} {
-		if got := summarise(slices.Clone(tc.in)); got != tc.want {
-			t.Errorf("summarise(%v) = %+v, want %+v", tc.in, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			got := summarise(slices.Clone(tc.in))
+			if got != tc.want {
+				t.Errorf("summarise(%v) = %+v, want %+v", tc.in, got, tc.want)
+			}
+			if math.IsInf(got.Lo, 0) || math.IsInf(got.Hi, 0) {
+				t.Errorf("summarise(%v) has an infinite bound", tc.in)
+			}
+		})
 	}
 }
 
-func TestGroupXY(t *testing.T) {
-	rs := mustRead(t, sample)
+func TestTable(t *testing.T) {
 	for _, tc := range []struct {
-		name          string
-		filters       []string
-		x, series, y  string
-		numeric       bool
-		wantXs        []string
-		wantNumeric   bool
-		want          []string
-		wantUsedCount int
+		name        string
+		q           query
+		numeric     bool
+		wantXs      []string
+		wantNumeric bool
+		want        []string
 	}{
 		{
-			name: "numeric x sorted by value, series in input order",
-			x:    "size", series: "mode", y: "Mrec/s", numeric: true,
-			filters:     []string{".name=Read"},
-			wantXs:      []string{"64", "512", "4096"},
-			wantNumeric: true,
+			name:    "numeric x sorted by value, series in input order",
+			q:       query{filter: ".name:Read", x: "/size", series: "/mode", y: "Mrec/s"},
+			numeric: true, wantXs: []string{"64", "512", "4096"}, wantNumeric: true,
 			want: []string{
 				"peek 64=20[10,30]3", "peek 512=5[5,5]1", "peek 4096=1.5[1,2]3",
 				"copy 64=13[12,14]2", "copy 512=4[4,4]1",
 			},
-			wantUsedCount: 10,
 		},
 		{
-			name: "written unit ns/op is the value as written",
-			x:    "size", series: "mode", y: "ns/op", numeric: true,
-			filters: []string{"mode=copy"},
-			wantXs:  []string{"64", "512"}, wantNumeric: true,
-			want:          []string{"copy 64=200[150,250]2", "copy 512=700[700,700]1"},
-			wantUsedCount: 3,
+			name:    "fixed series order, which also filters",
+			q:       query{filter: ".name:Read", x: "/size", series: "/mode@(copy)", y: "Mrec/s"},
+			numeric: true, wantXs: []string{"64", "512"}, wantNumeric: true,
+			want: []string{"copy 64=13[12,14]2", "copy 512=4[4,4]1"},
 		},
 		{
-			name: "tidied unit sec/op is in seconds",
-			x:    "size", series: "mode", y: "sec/op", numeric: true,
-			filters: []string{"mode=copy,size=512"},
-			wantXs:  []string{"512"}, wantNumeric: true,
-			want:          []string{"copy 512=7e-07[7e-07,7e-07]1"},
-			wantUsedCount: 1,
+			name:    "written unit ns/op is the value as written",
+			q:       query{filter: "/mode:copy", x: "/size", series: "/mode", y: "ns/op"},
+			numeric: true, wantXs: []string{"64", "512"}, wantNumeric: true,
+			want: []string{"copy 64=200[150,250]2", "copy 512=700[700,700]1"},
 		},
 		{
-			name: "filter alternatives and categories in input order",
-			x:    "case", series: "reader", y: "p99-µs",
-			filters:       []string{"reader=ring", "reader=perf"},
-			wantXs:        []string{"drop", "pass"},
-			want:          []string{"perf drop=85[80,90]2", "ring drop=40[40,40]1", "ring pass=45[45,45]1"},
-			wantUsedCount: 4,
+			name:    "tidied unit sec/op is in seconds",
+			q:       query{filter: "/mode:copy /size:512", x: "/size", series: "/mode", y: "sec/op"},
+			numeric: true, wantXs: []string{"512"}, wantNumeric: true,
+			want: []string{"copy 512=7e-07[7e-07,7e-07]1"},
 		},
 		{
-			name: "no series key: one series named after the unit",
-			x:    "size", y: "Mrec/s", numeric: true,
-			filters: []string{"mode=peek"},
-			wantXs:  []string{"64", "512", "4096"}, wantNumeric: true,
-			want:          []string{"Mrec/s 64=20[10,30]3", "Mrec/s 512=5[5,5]1", "Mrec/s 4096=1.5[1,2]3"},
-			wantUsedCount: 7,
+			name:   "filter alternatives, categories in input order",
+			q:      query{filter: "/reader:(ring OR perf)", x: "/case", series: "/reader", y: "p99-µs"},
+			wantXs: []string{"drop", "pass"},
+			want:   []string{"perf drop=85[80,90]2", "ring drop=40[40,40]1", "ring pass=45[45,45]1"},
 		},
 		{
-			name: "results without the x key are left out",
-			x:    "size", series: "mode", y: "ns/op",
+			name:    "no series: one series named after the unit",
+			q:       query{filter: "/mode:peek", x: "/size", y: "Mrec/s"},
+			numeric: true, wantXs: []string{"64", "512", "4096"}, wantNumeric: true,
+			want: []string{"Mrec/s 64=20[10,30]3", "Mrec/s 512=5[5,5]1", "Mrec/s 4096=1.5[1,2]3"},
+		},
+		{
+			name:   "results without the x key are left out",
+			q:      query{x: "/size", series: "/mode", y: "ns/op"},
 			wantXs: []string{"64", "512", "4096"}, wantNumeric: true,
 			want: []string{
 				"peek 64=200[100,300]3", "peek 512=500[500,500]1", "peek 4096=1100[1000,1200]3",
 				"copy 64=200[150,250]2", "copy 512=700[700,700]1",
 			},
-			wantUsedCount: 10,
+		},
+		{
+			name:    "a tuple series",
+			q:       query{filter: ".name:XDP /case:drop", x: "/case", series: ".name,/reader", y: "p99-µs"},
+			wantXs:  []string{"drop"},
+			want:    []string{"XDP perf drop=85[80,90]2", "XDP ring drop=40[40,40]1"},
+			numeric: false,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := parseFilters(tc.filters)
-			if err != nil {
-				t.Fatal(err)
-			}
-			used, err := f.apply(rs.results)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tb, err := groupXY(rs, used, tc.x, tc.series, tc.y, tc.numeric)
+			sel := mustSelect(t, tc.q, sample)
+			tb, err := sel.table(tc.numeric)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,97 +197,72 @@ func TestGroupXY(t *testing.T) {
 			if got := flat(tb); !slices.Equal(got, tc.want) {
 				t.Errorf("points:\n got %q\nwant %q", got, tc.want)
 			}
-			if len(tb.Used) != tc.wantUsedCount {
-				t.Errorf("used %d results, want %d", len(tb.Used), tc.wantUsedCount)
-			}
 		})
 	}
 }
 
 func TestNumericSeriesSorted(t *testing.T) {
-	rs := mustRead(t, `BenchmarkW/pps=1000/n=8-2 1 10 ns/op
+	sel := mustSelect(t, query{x: "/n", series: "/pps@num", y: "ns/op"}, `BenchmarkW/pps=1000/n=8-2 1 10 ns/op
 BenchmarkW/pps=200/n=8-2 1 20 ns/op
 BenchmarkW/pps=1000/n=16-2 1 30 ns/op
 BenchmarkW/pps=200/n=16-2 1 40 ns/op
 `)
-	tb, err := groupXY(rs, rs.results, "n", "pps", "ns/op", true)
+	tb, err := sel.table(true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := flat(tb); !slices.Equal(got, []string{"200 8=20[20,20]1", "200 16=40[40,40]1", "1000 8=10[10,10]1", "1000 16=30[30,30]1"}) {
-		t.Errorf("got %q", got)
-	}
-}
-
-func TestGroupScatter(t *testing.T) {
-	rs := mustRead(t, sample)
-	f, _ := parseFilters([]string{"case=drop"})
-	used, err := f.apply(rs.results)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := groupScatter(rs, used, "reader", "consumer-ms/s", "p99-µs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, p := range d.Points {
-		got = append(got, p.Label+" "+fmtStat(p.X)+" "+fmtStat(p.Y))
-	}
-	want := []string{"perf 4[3,5]2 85[80,90]2", "ring 1[1,1]1 40[40,40]1"}
-	if !slices.Equal(got, want) {
+	if got, want := flat(tb), []string{"200 8=20[20,20]1", "200 16=40[40,40]1", "1000 8=10[10,10]1", "1000 16=30[30,30]1"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
 
-func TestConfigKeys(t *testing.T) {
-	rs := mustRead(t, sample)
-	f, _ := parseFilters([]string{"pkg=example.com/xdp"})
-	used, err := f.apply(rs.results)
-	if err != nil {
-		t.Fatal(err)
+func TestScatter(t *testing.T) {
+	sel := mustSelect(t, query{filter: "/case:drop", x: "consumer-ms/s", y: "p99-µs", series: "/reader", scatter: true}, sample)
+	var got []string
+	for _, p := range sel.scatter().Points {
+		got = append(got, p.Label+" "+fmtStat(p.X)+" "+fmtStat(p.Y))
 	}
-	if len(used) != 4 {
-		t.Fatalf("pkg filter kept %d results, want 4", len(used))
+	if want := []string{"perf 4[3,5]2 85[80,90]2", "ring 1[1,1]1 40[40,40]1"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
-	cpu, plat := machine(used)
-	if cpu != "Test CPU @ 3.00GHz" || plat != "linux/amd64" {
-		t.Errorf("machine = %q, %q", cpu, plat)
-	}
-	r := used[0]
-	for k, want := range map[string]string{keyName: "XDP", keyProcs: "2", keyFullName: "XDP/case=drop/reader=perf", "case": "drop"} {
-		if got := r.keys[k]; got != want {
-			t.Errorf("key %s = %q, want %q", k, got, want)
+}
+
+func TestMachine(t *testing.T) {
+	for _, tc := range []struct {
+		filter string
+		want   machine
+	}{
+		// A configuration line holds until the input changes it, so
+		// the kernel line before the first package's results holds for
+		// the second's too.
+		{"pkg:example.com/ringbuf", machine{cpu: "Test CPU @ 3.00GHz", kernel: "6.18.44", platform: "linux/amd64"}},
+		{"pkg:example.com/xdp", machine{cpu: "Test CPU @ 3.00GHz", kernel: "6.18.44", platform: "linux/amd64"}},
+	} {
+		sel := mustSelect(t, query{filter: tc.filter, x: ".name", y: "ns/op", series: ".fullname"}, sample)
+		if got := sel.machine(); got != tc.want {
+			t.Errorf("-filter %s: machine = %+v, want %+v", tc.filter, got, tc.want)
 		}
 	}
 }
 
-func TestErrors(t *testing.T) {
-	rs := mustRead(t, sample)
+func TestSelectErrors(t *testing.T) {
 	for _, tc := range []struct {
-		name         string
-		filters      []string
-		kind         string
-		x, series, y string
-		want         string
+		name string
+		q    query
+		want string
 	}{
-		{"filter value matches nothing", []string{"mode=pek"}, "line", "size", "mode", "Mrec/s", "mode is one of peek, copy"},
-		{"filter key matches nothing", []string{"touch=head"}, "line", "size", "mode", "Mrec/s", `no result has key "touch"`},
-		{"filter conditions exclusive", []string{"mode=peek,case=drop"}, "line", "size", "mode", "Mrec/s", "no result matches all"},
-		{"unknown unit", nil, "line", "size", "mode", "Mrecs/s", `unknown unit "Mrecs/s" (units: ns/op, Mrec/s`},
-		{"unknown x key", nil, "line", "bytes", "mode", "Mrec/s", `-x: no result has key "bytes"`},
-		{"non-numeric x for line", nil, "line", "mode", "size", "Mrec/s", `-kind line needs numeric values of -x mode: "peek" is not a number`},
-		{"mixed benchmarks in one group", nil, "bar", "case", "", "ns/op", "differ in reader (perf, ring)"},
-		{"mixed base names", []string{"size=64"}, "bar", "size", "", "ns/op", "differ in mode"},
-		{"scatter unknown unit", nil, "scatter", "consumer-ms/s", "reader", "p50-µs", `-y: unknown unit "p50-µs"`},
-		{"unknown kind", nil, "pie", "size", "mode", "ns/op", `unknown -kind "pie"`},
+		{"filter matches nothing", query{filter: "/mode:pek", x: "/size", y: "Mrec/s"}, "no results match -filter /mode:pek"},
+		{"bad filter syntax", query{filter: "/mode:(peek", x: "/size", y: "Mrec/s"}, "-filter:"},
+		{"bad projection syntax", query{x: "/size@(", y: "Mrec/s"}, "-x:"},
+		{"no x", query{y: "Mrec/s"}, "-x: no projection given"},
+		{"no unit", query{x: "/size"}, "no unit given"},
+		{"unknown unit", query{x: "/size", y: "Mrecs/s"}, `unknown unit "Mrecs/s" (units: ns/op, Mrec/s`},
+		{"unit and key never together", query{filter: ".name:XDP", x: "/size", y: "p99-µs"}, "no result kept by -filter has unit p99-µs, -x /size together"},
+		{"a point would pool touch variants", query{filter: ".name:XDP", x: "/case", y: "ns/op"}, "vary in .fullname (XDP/reader=perf-2, XDP/reader=ring-2)"},
+		{"a point would pool benchmarks", query{filter: "/size:64", x: "/size", y: "ns/op"}, "vary in .fullname (Read/mode=copy-2, Read/mode=peek-2)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := parseFilters(tc.filters)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = build(rs, options{kind: tc.kind, x: tc.x, y: tc.y, series: tc.series, filters: f})
+			_, err := selectResults(&benchfmt.Files{Paths: writeInputs(t, [2]string{"", sample})}, tc.q)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error = %v, want it to contain %q", err, tc.want)
 			}
@@ -268,69 +270,35 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-func TestParseFilters(t *testing.T) {
-	for _, tc := range []struct {
-		in      []string
-		want    string
-		wantErr bool
-	}{
-		{[]string{"a=1"}, "a=1", false},
-		{[]string{"a=1,b=2", "a=3"}, "a=1,a=3,b=2", false},
-		{[]string{"a=1, b=x=y"}, "a=1,b=x=y", false},
-		{[]string{"a="}, "a=", false},
-		{[]string{"a"}, "", true},
-		{[]string{"=1"}, "", true},
-	} {
-		f, err := parseFilters(tc.in)
-		if (err != nil) != tc.wantErr {
-			t.Errorf("parseFilters(%q) error = %v", tc.in, err)
-			continue
-		}
-		if err == nil && f.String() != tc.want {
-			t.Errorf("parseFilters(%q) = %s, want %s", tc.in, f, tc.want)
-		}
-	}
-}
-
 func TestReadEmpty(t *testing.T) {
-	if _, err := readString("empty", "PASS\nok x 0.1s\n"); err == nil || !strings.Contains(err.Error(), "no benchmark results") {
+	_, err := selectResults(&benchfmt.Files{Paths: writeInputs(t, [2]string{"", "PASS\nok x 0.1s\n"})}, query{x: "/n", y: "ns/op"})
+	if err == nil || !strings.Contains(err.Error(), "no benchmark results") {
 		t.Errorf("error = %v", err)
 	}
 }
 
-func TestReadFilesLabels(t *testing.T) {
-	dir := t.TempDir()
-	a := filepath.Join(dir, "a.txt")
-	b := filepath.Join(dir, "b.txt")
-	if err := os.WriteFile(a, []byte("cpu: A\nBenchmarkX/n=1-2 1 10 ns/op\nBenchmarkX/n=1-2 1 30 ns/op\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(b, []byte("cpu: B\nBenchmarkX/n=1-2 1 20 ns/op\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rs, err := readFiles([]string{"6.1=" + a, "6.12=" + b})
+func TestFileLabels(t *testing.T) {
+	paths := writeInputs(t,
+		[2]string{"6.1", "cpu: A\nBenchmarkX/n=1-2 1 10 ns/op\nBenchmarkX/n=1-2 1 30 ns/op\n"},
+		[2]string{"6.12", "cpu: B\nBenchmarkX/n=1-2 1 20 ns/op\n"})
+	sel, err := selectResults(&benchfmt.Files{Paths: paths, AllowLabels: true}, query{x: "/n", series: ".file", y: "ns/op"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := valuesOf(rs.results, ".file"); !slices.Equal(got, []string{"6.1", "6.12"}) {
-		t.Errorf(".file values = %q", got)
-	}
-	tb, err := groupXY(rs, rs.results, "n", ".file", "ns/op", true)
+	tb, err := sel.table(true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := flat(tb), []string{"6.1 1=20[10,30]2", "6.12 1=20[20,20]1"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if cpu, _ := machine(rs.results); cpu != "A | B" {
-		t.Errorf("cpu = %q", cpu)
+	if m := sel.machine(); m.cpu != "A | B" {
+		t.Errorf("cpu = %q", m.cpu)
 	}
-	// Without a series, the files' results are repetitions of one benchmark.
-	tb, err = groupXY(rs, rs.results, "n", "", "ns/op", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := flat(tb), []string{"ns/op 1=20[10,30]3"}; !slices.Equal(got, want) {
-		t.Errorf("got %q, want %q", got, want)
+	// Without .file projected, the two files are different
+	// configurations, as benchstat would say.
+	_, err = selectResults(&benchfmt.Files{Paths: paths, AllowLabels: true}, query{x: "/n", y: "ns/op"})
+	if err == nil || !strings.Contains(err.Error(), "vary in") {
+		t.Errorf("pooling two files: error = %v, want a vary-in error", err)
 	}
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package cpustat measures the CPU time one thread spends, and pins
 // goroutines to CPUs, for benchmarks that report what a consumer costs.
 package cpustat

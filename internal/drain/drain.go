@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package drain holds the consumer loops the benchmarks share: each reads
 // one kind of reader until it is flushed and hands every record's bytes to
 // a function, so the XDP, socket-filter and kernel-to-user benchmarks

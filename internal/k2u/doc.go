@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package k2u compares the ways a BPF program hands events to user
 // space: a perf event array (bpf_perf_event_output), a ring buffer
 // (bpf_ringbuf_output, or reserve and submit) and a queue map

@@ -1,3 +1,5 @@
+//go:build linux
+
 package k2u
 
 import (
@@ -259,12 +261,16 @@ func newTransport(cfg Config) (_ *transport, err error) {
 		if t.events, err = ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.PerfEventArray}); err != nil {
 			return nil, err
 		}
-		cpus, err := ebpf.PossibleCPU()
-		if err != nil {
+		// Assign, not declare: a new err in this case would shadow the
+		// named result, and the producer's error below would be lost.
+		var (
+			cpus int
+			rd   *perf.Reader
+		)
+		if cpus, err = ebpf.PossibleCPU(); err != nil {
 			return nil, err
 		}
-		rd, err := perf.NewReader(t.events, max(cfg.RingSize/cpus, 4096))
-		if err != nil {
+		if rd, err = perf.NewReader(t.events, max(cfg.RingSize/cpus, 4096)); err != nil {
 			return nil, fmt.Errorf("k2u: perf reader: %w", err)
 		}
 		t.closers = append(t.closers, rd.Close)
@@ -328,9 +334,6 @@ func (t *transport) ringbufReader(r Reader) error {
 	}
 	return nil
 }
-
-// queueBatch is how many values a batch lookup asks for at once.
-const queueBatch = 256
 
 func (t *transport) queueReader(cfg Config) error {
 	var stopped atomic.Bool

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package netns creates a pair of network namespaces joined by a veth link,
 // for benchmarks and tests that send real traffic without touching the
 // host's network, and runs code inside either namespace.

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package progs builds the BPF programs that tests and benchmarks run:
 // ring buffer producers and the helpers they share, written with
 // cilium/ebpf's asm package so no C compiler is needed.

@@ -1,3 +1,5 @@
+//go:build linux
+
 package progs
 
 import (
@@ -29,7 +31,11 @@ var haveAtomicFetch = sync.OnceValue(func() error {
 		Type:    ebpf.SocketFilter,
 		License: "GPL",
 		Instructions: asm.Instructions{
-			asm.StoreImm(asm.R10, -8, 0, asm.DWord),
+			// Two word stores: v0.22's asm encodes StoreImm(…, DWord) as
+			// an invalid opcode (TestStoreImmDWordTrap), which made this
+			// probe fail on every kernel.
+			asm.StoreImm(asm.R10, -8, 0, asm.Word),
+			asm.StoreImm(asm.R10, -4, 0, asm.Word),
 			asm.Mov.Reg(asm.R1, asm.R10),
 			asm.Mov.Imm(asm.R2, 1),
 			Atomic(asm.FetchAdd, asm.R1, asm.R2, asm.DWord, -8),

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package udpload runs a UDP server on [::1] against clients sending as
 // fast as they can: one good client whose datagrams carry a payload (a
 // sequence number first, when there is room) and bad clients sending

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package xdpbench measures how XDP packet events reach user space under
 // real traffic: a UDP flood between two network namespaces, an XDP
 // program on the receiving veth that sends each packet's timestamp,

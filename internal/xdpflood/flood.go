@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package xdpflood sends a UDP flood of fixed-size datagrams from one
 // network namespace of a netns.Pair to the other, at a target rate or as
 // fast as the senders can, for a bounded time: the traffic XDP benchmarks

@@ -41,7 +41,7 @@ func run(r io.Reader, w io.Writer) error {
 	}
 	var keys []string
 	for k := range res.config {
-		if strings.HasPrefix(k, "xdp-") || k == "cpu" || k == "goos" {
+		if strings.HasPrefix(k, "xdp-") || k == "cpu" || k == "goos" || k == "kernel" {
 			keys = append(keys, k)
 		}
 	}

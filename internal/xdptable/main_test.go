@@ -7,6 +7,7 @@ import (
 
 const sample = `goos: linux
 cpu: AMD EPYC
+kernel: 6.18.44
 xdp-pps: 80000
 xdp-mode: native
 BenchmarkXDP/strategy=baseline-2   1   10.0 bpf-ms/s  60.0 bpf-ns/pkt  0 delivered-pps  0 lost-%  80000 offered-pps  0 sys-ms/s  0 usr-ms/s
@@ -27,6 +28,7 @@ func TestTable(t *testing.T) {
 	got := out.String()
 	for _, want := range []string{
 		"xdp-mode: native",
+		"kernel: 6.18.44",
 		"xdp-pps: 80000",
 		"| strategy | runs | offered pps |",
 		"| baseline | 1 | 80000 | 0 | 0.000 | – |",

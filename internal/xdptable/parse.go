@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"regexp"
-	"slices"
-	"strconv"
 	"strings"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchmath"
 )
 
 // row is one benchmark name's results: every value each metric took,
@@ -25,33 +24,26 @@ type results struct {
 	config map[string]string
 }
 
-var procSuffix = regexp.MustCompile(`-\d+$`)
-
-// parse reads Go benchmark output (the benchfmt text format): result
-// lines "BenchmarkName-P  N  value unit  value unit ..." and
-// configuration lines "key: value"; it ignores everything else.
+// parse reads Go benchmark output with benchfmt. A line benchfmt cannot
+// read is an error: a table with a run silently missing would mislead.
 func parse(r io.Reader) (*results, error) {
 	res := &results{config: map[string]string{}}
 	byName := map[string]*row{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		text := sc.Text()
-		if key, value, ok := configLine(text); ok {
-			res.config[key] = value
+	rd := benchfmt.NewReader(r, "input")
+	for rd.Scan() {
+		var b *benchfmt.Result
+		switch rec := rd.Result().(type) {
+		case *benchfmt.SyntaxError:
+			return nil, rec
+		case *benchfmt.Result:
+			b = rec
+		default:
 			continue
 		}
-		fields := strings.Fields(text)
-		if len(fields) < 2 || !strings.HasPrefix(fields[0], "Benchmark") {
-			continue
+		for _, c := range b.Config {
+			res.config[c.Key] = string(c.Value)
 		}
-		if _, err := strconv.Atoi(fields[1]); err != nil {
-			continue // a benchmark's log output, not a result
-		}
-		if len(fields)%2 != 0 {
-			return nil, fmt.Errorf("line %d: values and units do not pair up: %q", line, text)
-		}
-		name := procSuffix.ReplaceAllString(strings.TrimPrefix(fields[0], "Benchmark"), "")
+		name := rowName(b.Name)
 		rw := byName[name]
 		if rw == nil {
 			rw = &row{name: name, metrics: map[string][]float64{}}
@@ -59,39 +51,46 @@ func parse(r io.Reader) (*results, error) {
 			res.rows = append(res.rows, rw)
 		}
 		rw.runs++
-		for i := 2; i < len(fields); i += 2 {
-			v, err := strconv.ParseFloat(fields[i], 64)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %w", line, err)
+		for _, v := range b.Values {
+			// The unit as the benchmark wrote it: benchfmt would turn
+			// bpf-ns/pkt into bpf-sec/pkt.
+			unit, value := v.Unit, v.Value
+			if v.OrigUnit != "" {
+				unit, value = v.OrigUnit, v.OrigValue
 			}
-			rw.metrics[fields[i+1]] = append(rw.metrics[fields[i+1]], v)
+			rw.metrics[unit] = append(rw.metrics[unit], value)
 		}
 	}
-	return res, sc.Err()
-}
-
-// configLine recognises "key: value" with a lower-case key without
-// spaces, as benchfmt does.
-func configLine(s string) (key, value string, ok bool) {
-	key, value, ok = strings.Cut(s, ":")
-	if !ok || key == "" || strings.ContainsAny(key, " \t") || key[0] < 'a' || key[0] > 'z' {
-		return "", "", false
+	if err := rd.Err(); err != nil {
+		return nil, fmt.Errorf("reading results: %w", err)
 	}
-	return key, strings.TrimSpace(value), true
+	return res, nil
 }
 
-// median returns the median of a metric over the runs, and whether the
-// metric was reported at all.
+// rowName is a benchmark's name without "Benchmark" and the -GOMAXPROCS
+// suffix, as in XDP/strategy=rb-epoll.
+func rowName(n benchfmt.Name) string {
+	base, parts := n.Parts()
+	var b strings.Builder
+	b.WriteString(strings.TrimPrefix(string(base), "Benchmark"))
+	for _, p := range parts {
+		if len(p) > 0 && p[0] == '-' {
+			continue
+		}
+		b.Write(p)
+	}
+	return b.String()
+}
+
+// median returns the median of a metric over the runs, as benchstat
+// computes it, and whether the metric was reported at all.
 func (r *row) median(unit string) (float64, bool) {
-	vs := slices.Clone(r.metrics[unit])
+	vs := r.metrics[unit]
 	if len(vs) == 0 {
 		return 0, false
 	}
-	slices.Sort(vs)
-	if n := len(vs); n%2 == 0 {
-		return (vs[n/2-1] + vs[n/2]) / 2, true
-	}
-	return vs[len(vs)/2], true
+	s := benchmath.NewSample(append([]float64(nil), vs...), &benchmath.DefaultThresholds)
+	return benchmath.AssumeNothing.Summary(s, 0.95).Center, true
 }
 
 // key returns the value of a name's key=value part, as in

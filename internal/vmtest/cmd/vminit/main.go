@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command vminit is the init (PID 1) of the test VMs that `make test-vms`
 // boots. It mounts the kernel file systems the tests need, runs every step
 // of the plan the host packed into the initramfs (wire.PlanPath) as a

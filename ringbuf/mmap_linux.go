@@ -1,3 +1,5 @@
+//go:build linux
+
 package ringbuf
 
 import (
@@ -16,7 +18,13 @@ type mapping struct {
 	consumerPage []byte
 	producerArea []byte
 	blanked      bool // producerArea now holds anonymous zero pages
+	unmapped     bool
 }
+
+// consumerMapped reports whether the consumer position may still be
+// written: neither blanked nor unmapped. (A test's fake ring has a zero
+// mapping whose positions live in Go memory.)
+func (m *mapping) consumerMapped() bool { return !m.blanked && !m.unmapped }
 
 func mapRing(fd int, size uint64) (*mapping, *ring, error) {
 	page := uint64(os.Getpagesize())
@@ -67,6 +75,7 @@ func (m *mapping) blank() error {
 
 // unmap releases both regions.
 func (m *mapping) unmap() error {
+	m.unmapped = true
 	var err1, err2 error
 	if m.consumerPage != nil {
 		err1 = unix.Munmap(m.consumerPage)

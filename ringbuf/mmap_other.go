@@ -1,0 +1,22 @@
+//go:build !linux
+
+package ringbuf
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/cilium/ebpf"
+)
+
+// mapping stands in for the Linux mapping where ring buffers cannot be
+// mapped: NewReader fails before one is made.
+type mapping struct{}
+
+func mapRing(int, uint64) (*mapping, *ring, error) {
+	return nil, nil, fmt.Errorf("mmap ring buffer on %s: %w", runtime.GOOS, ebpf.ErrNotSupported)
+}
+
+func (*mapping) consumerMapped() bool { return false }
+func (*mapping) blank() error         { return nil }
+func (*mapping) unmap() error         { return nil }
