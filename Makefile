@@ -11,11 +11,15 @@ BENCHTIME ?= 200ms
 RESULTS ?= results
 STAMP   := $(shell date -u +%Y%m%dT%H%M%SZ)
 
-# Benchmarks that compare CPU time run on one CPU where taskset exists, so
-# the scheduler does not move them between runs.
-PIN     := $(shell command -v taskset >/dev/null && echo taskset -c 1)
-# The libbpf peer of the ringbuf benchmark needs cgo and libbpf-dev.
-LIBBPF  := $(shell pkg-config --exists libbpf 2>/dev/null && echo -tags libbpf)
+# make bench runs pinned to one CPU, so the scheduler does not move the
+# benchmark between runs: PIN is a taskset CPU list, by default the last
+# CPU this process may run on (Cpus_allowed_list); PIN=3 picks another,
+# PIN= (empty) pins nothing.
+PIN     ?= $(shell awk '/^Cpus_allowed_list:/ { n = split($$2, cpu, /[,-]/); print cpu[n] }' /proc/self/status 2>/dev/null)
+TASKSET  = $(if $(PIN),$(if $(shell command -v taskset),taskset -c $(PIN)))
+# The libbpf peer of the ringbuf benchmark needs cgo (a C compiler) and
+# libbpf-dev. Expanded when used, so it sees what hostdeps installed.
+LIBBPF   = $(shell pkg-config --exists libbpf 2>/dev/null && command -v $$($(GO) env CC) >/dev/null && echo -tags libbpf)
 BENCHSTAT = $(GO) tool benchstat
 PLOT      = $(GO) run ./internal/benchplot
 # Written at the top of every results file: a configuration line that
@@ -23,26 +27,37 @@ PLOT      = $(GO) run ./internal/benchplot
 # footer beside go test's cpu line, so numbers name the host they ran on.
 HOSTINFO  = echo "kernel: $$(uname -r)"
 
-.PHONY: all test lint bench bench-tables benchstat bench-plot bench-k2u bench-k2u-tables bench-k2u-plots bench-rings bench-rings-tables bench-rings-plots bench-xdp bench-xdp-tables bench-xdp-plots bench-sockfilter bench-sockfilter-tables bench-sockfilter-plots test-vms
+.PHONY: all test lint bench bench-tables benchstat bench-plot bench-k2u bench-k2u-tables bench-k2u-plots bench-rings bench-rings-tables bench-rings-plots bench-xdp bench-xdp-tables bench-xdp-plots bench-sockfilter bench-sockfilter-tables bench-sockfilter-plots test-vms deps-test deps-bench
 
 all: test
 
+# deps-test, deps-bench: the Debian packages make test and make bench use
+# (gcc, libbpf-dev, pkg-config, qemu-system-x86, cpio, iproute2), installed
+# when missing as root, named in one command otherwise (internal/hostdeps).
+deps-test:
+	@$(GO) run ./internal/hostdeps test
+deps-bench:
+	@$(GO) run ./internal/hostdeps bench
+
 # lint: formatting, vet and staticcheck (a tool in go.mod), the checks CI
-# refuses to land without.
+# refuses to land without; the libbpf build is checked where libbpf-dev
+# and a C compiler are installed.
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags libbpf ./ringbuf/
 	$(GO) tool staticcheck ./...
-	$(GO) tool staticcheck -tags libbpf ./ringbuf/
+	$(if $(LIBBPF),$(GO) vet -tags libbpf ./ringbuf/ ./internal/libbpfdrain/,@echo "lint: go vet and staticcheck -tags libbpf left out: pkg-config finds no libbpf or no C compiler (make deps-test installs them)")
+	$(if $(LIBBPF),$(GO) tool staticcheck -tags libbpf ./ringbuf/)
 	@# The reader builds wherever cilium/ebpf does; the rigs are Linux only.
 	for os in darwin windows freebsd; do GOOS=$$os $(GO) build ./... || exit 1; done
 
-# test: every test under the race detector, every benchmark once as a smoke
-# test, and the test suite on every kernel of the matrix (about 2 minutes;
+# test: set-up, lint, every test under the race detector, every benchmark
+# once as a smoke test, and the test suite on every kernel of the matrix
+# (9 minutes from a fresh clone on a busy 2-CPU host, matrix under TCG;
 # TEST_KERNELS="oldest newest" narrows it).
-test: lint
+test: deps-test
+	@$(MAKE) --no-print-directory lint
 	$(GO) test -race -count=1 ./...
 	RINGBUF_BENCH_RING=16777216 $(GO) test $(LIBBPF) -run '^$$' -bench . -benchtime 100x -count=1 ./...
 	$(MAKE) test-vms KERNELS="$(or $(TEST_KERNELS),all)"
@@ -59,10 +74,12 @@ test-vms:
 # variant against a base column (upstream; copy for records), and plots.
 RB_OUT = $(or $(OUT),$(RESULTS)/ringbuf-$(STAMP).txt)
 RB_MODES = /mode@(upstream copy peek records floor libbpf)
-bench:
+bench: deps-bench
 	@mkdir -p $(dir $(RB_OUT))
+	@echo "make bench: $(if $(TASKSET),pinned to CPU $(PIN) (PIN= to change),not pinned$(if $(PIN), (taskset not found)))"
+	@echo "make bench: $(if $(LIBBPF),with,WITHOUT) the libbpf peer$(if $(LIBBPF),, (mode=libbpf skips: pkg-config finds no libbpf or no C compiler))"
 	{ $(HOSTINFO); $(if $(SIZES),RINGBUF_BENCH_SIZES=$(SIZES)) $(if $(RING),RINGBUF_BENCH_RING=$(RING)) \
-	$(PIN) $(GO) test $(LIBBPF) -run '^$$' -bench 'BenchmarkRead$$|BenchmarkEndToEnd$$' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/; } | tee $(RB_OUT)
+	$(TASKSET) $(GO) test $(LIBBPF) -run '^$$' -bench 'BenchmarkRead$$|BenchmarkEndToEnd$$' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/; } | tee $(RB_OUT)
 	$(MAKE) --no-print-directory bench-tables IN=$(RB_OUT)
 	$(MAKE) --no-print-directory bench-plot IN=$(RB_OUT)
 
