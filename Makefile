@@ -158,7 +158,8 @@ RINGS_OUT = $(or $(OUT),$(RESULTS)/rings-$(STAMP).txt)
 RINGS_PLOT_SIZE ?= 128
 bench-rings:
 	@mkdir -p $(dir $(RINGS_OUT))
-	{ $(HOSTINFO); $(GO) test -run '^$$' -bench 'BenchmarkRings$$' -benchtime $(or $(RINGS_BENCHTIME),1s) -count $(or $(RINGS_COUNT),6) -timeout 0 ./bench/; } | tee $(RINGS_OUT)
+	{ $(HOSTINFO); $(GO) test -run '^$$' -bench 'BenchmarkRings$$' -benchtime $(or $(RINGS_BENCHTIME),1s) -count $(or $(RINGS_COUNT),6) -timeout 0 ./bench/; \
+	  $(TASKSET) $(GO) test -run '^$$' -bench 'BenchmarkMultiRecords$$' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/; } | tee $(RINGS_OUT)
 	$(MAKE) --no-print-directory bench-rings-tables IN=$(RINGS_OUT)
 	$(MAKE) --no-print-directory bench-rings-plots IN=$(RINGS_OUT)
 
@@ -171,6 +172,9 @@ bench-rings-tables:
 		END { print n " results, " (lost + 0) " with a loss" }' $(IN)
 	@echo; echo "== the shared ring: two producers contending against one alone"
 	$(BENCHSTAT) -filter '.name:Rings /layout:shared .unit:(ns/event OR Mevents/s)' -row /size,/flags -col /producers $(IN)
+	@echo; echo "== reading: MultiReader.Records against Reader.Records over one ring, then over 1, 2 and 4 rings of the same total size"
+	$(BENCHSTAT) -filter '.name:MultiRecords /rings:1 .unit:(ns/op OR Mrec/s)' -row /size -col '/reader@(Reader MultiReader)' $(IN)
+	$(BENCHSTAT) -filter '.name:MultiRecords /reader:MultiReader .unit:(ns/op OR Mrec/s)' -row /size -col '/rings@(1 2 4)' $(IN)
 
 # bench-rings-plots: the measured points and the projection, from a saved
 # run (IN=file); the projection is written beside it, -projection.txt.
