@@ -147,7 +147,9 @@ func (r *Reader) scan(pos, end, budget uint64, one bool) (next, recPos uint64, r
 // nobody else sees the claim, and with no other claim before it the queue
 // is left alone (BenchmarkRead mode=copy).
 func (r *Reader) claimLocked(one, release bool) (c claim, recPos uint64, recLen uint32, ok, busy bool, err error) {
-	r.revokePeekLocked() // a peeker alone no longer
+	if r.peekBatchLive {
+		r.revokePeekLocked() // a peeker alone no longer
+	}
 	for r.err == nil {
 		i := r.claims.firstReturned()
 		var start, end, next uint64
@@ -260,11 +262,36 @@ func (r *Reader) publishLocked() {
 }
 
 func (r *Reader) wakeWaitersLocked() {
-	if r.waiters > 0 && !r.wakePending && r.res.poller != nil {
+	if r.waiters > 0 && !r.wakePending {
+		r.wakeLocked()
+	}
+}
+
+func (r *Reader) wakeLocked() {
+	if r.res.poller != nil {
 		if err := r.res.poller.Wake(); err == nil {
 			r.wakePending = true
 		}
 	}
+}
+
+// takeReadyLocked claims and releases at once the record at the claim
+// position, if it is committed and not discarded and no claim is out:
+// ReadInto's common case, without the general claim's bookkeeping
+// (BenchmarkRead mode=copy, 16 B: about a fifth slower than upstream's
+// ReadInto through claimLocked alone).
+func (r *Reader) takeReadyLocked() (pos uint64, length uint32, next uint64, ok bool) {
+	pos = r.claimPos
+	if pos == r.producerPos || !r.claims.empty() || r.peekBatchLive || r.err != nil {
+		return 0, 0, 0, false
+	}
+	h := r.ring.headerAt(pos)
+	if h.busy() || h.discarded() || h.total() > r.producerPos-pos {
+		return 0, 0, 0, false
+	}
+	next = pos + h.total()
+	r.claimPos, r.consumerPos = next, next
+	return pos, h.length(), next, true
 }
 
 // heldClaimPoll bounds a wait while a claim pins the consumer position:

@@ -18,9 +18,13 @@ func (r *Reader) ReadInto(rec *Record) error {
 	if r.closed {
 		return ErrClosed
 	}
-	c, pos, length, err := r.claimOneLocked(true)
-	if err != nil {
-		return err
+	pos, length, next, ok := r.takeReadyLocked()
+	if !ok {
+		c, cpos, clength, err := r.claimOneLocked(true)
+		if err != nil {
+			return err
+		}
+		pos, length, next = cpos, clength, c.end
 	}
 	// A Peek view aliases the read-only ring: never copy into it.
 	if int(length) > cap(rec.RawSample) || r.ring.contains(rec.RawSample) {
@@ -28,7 +32,7 @@ func (r *Reader) ReadInto(rec *Record) error {
 	}
 	rec.RawSample = rec.RawSample[:length]
 	copy(rec.RawSample, r.ring.sample(pos, length))
-	rec.Remaining = int(r.producerPos - c.end)
+	rec.Remaining = int(r.producerPos - next)
 	r.publishLocked()
 	r.wakeWaitersLocked() // records behind this one woke nobody
 	return nil
