@@ -212,27 +212,36 @@ func (r *Reader) claimLocked(one, release bool) (c claim, recPos uint64, recLen 
 // go back to be claimed again.
 func (r *Reader) releaseLocked(c claim, upTo uint64) {
 	i := r.claims.find(c.start)
-	switch {
-	case upTo >= c.end:
-		r.claims.setState(i, claimReleased)
-	case c.end == r.claimPos: // nobody claimed after it: un-claim the rest
-		r.claimPos = upTo
-		if upTo == c.start {
-			r.claims.items = r.claims.items[:i] // c is the last claim
-		} else {
-			r.claims.items[i].end = upTo
-			r.claims.setState(i, claimReleased)
-		}
-	case upTo == c.start:
-		r.claims.setState(i, claimReturned)
-	default:
-		r.claims.split(i, upTo, claimReturned)
+	r.giveBackLocked(i, upTo)
+	if upTo > c.start {
 		r.claims.setState(i, claimReleased)
 	}
 	r.advanceLocked()
 	// Records committed while c was held woke nobody if they sat behind
 	// it: the kernel wakes only a consumer that has caught up.
 	r.wakeWaitersLocked()
+}
+
+// giveBackLocked hands the records of claim i from pos on back, to be
+// claimed again: un-claimed if nobody claimed after it, else marked
+// returned. Claim i keeps what is below pos; with nothing below, it is
+// gone or returned whole.
+func (r *Reader) giveBackLocked(i int, pos uint64) {
+	c := r.claims.items[i]
+	switch {
+	case pos >= c.end:
+	case c.end == r.claimPos: // the last claim
+		r.claimPos = pos
+		if pos == c.start {
+			r.claims.items = r.claims.items[:i]
+		} else {
+			r.claims.items[i].end = pos
+		}
+	case pos == c.start:
+		r.claims.setState(i, claimReturned)
+	default:
+		r.claims.split(i, pos, claimReturned)
+	}
 }
 
 // releasePrefixLocked releases the part of held claim c below pos and

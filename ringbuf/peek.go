@@ -144,13 +144,7 @@ func (r *Reader) revokePeekLocked() {
 	handed := r.peekCursor.Load()
 	consumed := min(max(r.ring.loadConsumer(), b.start), handed)
 	i := r.claims.find(b.start)
-	if handed < b.end {
-		if b.end == r.claimPos {
-			r.claims.items[i].end, r.claimPos = handed, handed
-		} else {
-			r.claims.split(i, handed, claimReturned)
-		}
-	}
+	r.giveBackLocked(i, handed)
 	r.peekLeft = claim{start: consumed, end: handed}
 	if consumed > b.start {
 		if consumed < handed {
@@ -185,17 +179,7 @@ func (r *Reader) settlePeekLocked() {
 		if p.held {
 			mine = p.claim.end
 		}
-		switch {
-		case mine >= left.end:
-		case mine == left.start && left.end == r.claimPos:
-			r.claims.items, r.claimPos = r.claims.items[:i], mine // the last claim
-		case mine == left.start:
-			r.claims.setState(i, claimReturned)
-		case left.end == r.claimPos:
-			r.claims.items[i].end, r.claimPos = mine, mine
-		default:
-			r.claims.split(i, mine, claimReturned)
-		}
+		r.giveBackLocked(i, mine)
 		switch {
 		case mine == left.start:
 		case !p.held:
