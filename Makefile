@@ -11,11 +11,15 @@ BENCHTIME ?= 200ms
 RESULTS ?= results
 STAMP   := $(shell date -u +%Y%m%dT%H%M%SZ)
 
-# Benchmarks that compare CPU time run on one CPU where taskset exists, so
-# the scheduler does not move them between runs.
-PIN     := $(shell command -v taskset >/dev/null && echo taskset -c 1)
-# The libbpf peer of the ringbuf benchmark needs cgo and libbpf-dev.
-LIBBPF  := $(shell pkg-config --exists libbpf 2>/dev/null && echo -tags libbpf)
+# make bench runs pinned to one CPU, so the scheduler does not move the
+# benchmark between runs: PIN is a taskset CPU list, by default the last
+# CPU this process may run on (Cpus_allowed_list); PIN=3 picks another,
+# PIN= (empty) pins nothing.
+PIN     ?= $(shell awk '/^Cpus_allowed_list:/ { n = split($$2, cpu, /[,-]/); print cpu[n] }' /proc/self/status 2>/dev/null)
+TASKSET  = $(if $(PIN),$(if $(shell command -v taskset),taskset -c $(PIN)))
+# The libbpf peer of the ringbuf benchmark needs cgo (a C compiler) and
+# libbpf-dev. Expanded when used, so it sees what hostdeps installed.
+LIBBPF   = $(shell pkg-config --exists libbpf 2>/dev/null && command -v $$($(GO) env CC) >/dev/null && echo -tags libbpf)
 BENCHSTAT = $(GO) tool benchstat
 PLOT      = $(GO) run ./internal/benchplot
 # Written at the top of every results file: a configuration line that
@@ -23,26 +27,37 @@ PLOT      = $(GO) run ./internal/benchplot
 # footer beside go test's cpu line, so numbers name the host they ran on.
 HOSTINFO  = echo "kernel: $$(uname -r)"
 
-.PHONY: all test lint bench bench-tables benchstat bench-plot bench-k2u bench-k2u-tables bench-k2u-plots bench-xdp bench-xdp-tables bench-xdp-plots bench-sockfilter bench-sockfilter-tables bench-sockfilter-plots test-vms
+.PHONY: all test lint bench bench-tables benchstat bench-plot bench-k2u bench-k2u-tables bench-k2u-plots bench-rings bench-rings-tables bench-rings-plots bench-xdp bench-xdp-tables bench-xdp-plots bench-sockfilter bench-sockfilter-tables bench-sockfilter-plots test-vms deps-test deps-bench
 
 all: test
 
+# deps-test, deps-bench: the Debian packages make test and make bench use
+# (gcc, libbpf-dev, pkg-config, qemu-system-x86, cpio, iproute2), installed
+# when missing as root, named in one command otherwise (internal/hostdeps).
+deps-test:
+	@$(GO) run ./internal/hostdeps test
+deps-bench:
+	@$(GO) run ./internal/hostdeps bench
+
 # lint: formatting, vet and staticcheck (a tool in go.mod), the checks CI
-# refuses to land without.
+# refuses to land without; the libbpf build is checked where libbpf-dev
+# and a C compiler are installed.
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags libbpf ./ringbuf/
 	$(GO) tool staticcheck ./...
-	$(GO) tool staticcheck -tags libbpf ./ringbuf/
+	$(if $(LIBBPF),$(GO) vet -tags libbpf ./ringbuf/ ./internal/libbpfdrain/,@echo "lint: go vet and staticcheck -tags libbpf left out: pkg-config finds no libbpf or no C compiler (make deps-test installs them)")
+	$(if $(LIBBPF),$(GO) tool staticcheck -tags libbpf ./ringbuf/)
 	@# The reader builds wherever cilium/ebpf does; the rigs are Linux only.
 	for os in darwin windows freebsd; do GOOS=$$os $(GO) build ./... || exit 1; done
 
-# test: every test under the race detector, every benchmark once as a smoke
-# test, and the test suite on every kernel of the matrix (about 2 minutes;
+# test: set-up, lint, every test under the race detector, every benchmark
+# once as a smoke test, and the test suite on every kernel of the matrix
+# (9 minutes from a fresh clone on a busy 2-CPU host, matrix under TCG;
 # TEST_KERNELS="oldest newest" narrows it).
-test: lint
+test: deps-test
+	@$(MAKE) --no-print-directory lint
 	$(GO) test -race -count=1 ./...
 	RINGBUF_BENCH_RING=16777216 $(GO) test $(LIBBPF) -run '^$$' -bench . -benchtime 100x -count=1 ./...
 	$(MAKE) test-vms KERNELS="$(or $(TEST_KERNELS),all)"
@@ -59,10 +74,12 @@ test-vms:
 # variant against a base column (upstream; copy for records), and plots.
 RB_OUT = $(or $(OUT),$(RESULTS)/ringbuf-$(STAMP).txt)
 RB_MODES = /mode@(upstream copy peek records floor libbpf)
-bench:
+bench: deps-bench
 	@mkdir -p $(dir $(RB_OUT))
+	@echo "make bench: $(if $(TASKSET),pinned to CPU $(PIN) (PIN= to change),not pinned$(if $(PIN), (taskset not found)))"
+	@echo "make bench: $(if $(LIBBPF),with,WITHOUT) the libbpf peer$(if $(LIBBPF),, (mode=libbpf skips: pkg-config finds no libbpf or no C compiler))"
 	{ $(HOSTINFO); $(if $(SIZES),RINGBUF_BENCH_SIZES=$(SIZES)) $(if $(RING),RINGBUF_BENCH_RING=$(RING)) \
-	$(PIN) $(GO) test $(LIBBPF) -run '^$$' -bench 'BenchmarkRead$$|BenchmarkEndToEnd$$' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/; } | tee $(RB_OUT)
+	$(TASKSET) $(GO) test $(LIBBPF) -run '^$$' -bench 'BenchmarkRead$$|BenchmarkEndToEnd$$' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/; } | tee $(RB_OUT)
 	$(MAKE) --no-print-directory bench-tables IN=$(RB_OUT)
 	$(MAKE) --no-print-directory bench-plot IN=$(RB_OUT)
 
@@ -153,6 +170,49 @@ bench-k2u-plots:
 	$(PLOT) -kind bar -x '$(K2U_READERS)' -y cons-ms/Mevent -series /size -logy -filter '.name:K2U /rate:1000000' \
 		-xlabel 'reader' -ylabel 'consumer CPU per million events (ms)' -legend 'event size (B)' \
 		-title 'consumer CPU per million events, 1M events/s offered' -out $(basename $(IN))-cpu $(IN)
+
+# bench-rings: ring buffer producers on every CPU at once, into one ring
+# they share or a ring per CPU (RINGS_SIZES, RINGS_PRODUCERS, RINGS_RING in
+# bench/rings_env_test.go). RINGS_COUNT runs a row, 6 by default (about
+# 8 minutes). Benchstat tables shared against per-CPU and one producer
+# against two, then the lock-contention projection to 8, 32 and 128 CPUs
+# (internal/ringmodel) and plots of both at RINGS_PLOT_SIZE bytes with
+# NO_WAKEUP.
+RINGS_OUT = $(or $(OUT),$(RESULTS)/rings-$(STAMP).txt)
+RINGS_PLOT_SIZE ?= 128
+bench-rings:
+	@mkdir -p $(dir $(RINGS_OUT))
+	{ $(HOSTINFO); $(GO) test -run '^$$' -bench 'BenchmarkRings$$' -benchtime $(or $(RINGS_BENCHTIME),1s) -count $(or $(RINGS_COUNT),6) -timeout 0 ./bench/; \
+	  $(TASKSET) $(GO) test -run '^$$' -bench 'BenchmarkMultiRecords$$' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/; } | tee $(RINGS_OUT)
+	$(MAKE) --no-print-directory bench-rings-tables IN=$(RINGS_OUT)
+	$(MAKE) --no-print-directory bench-rings-plots IN=$(RINGS_OUT)
+
+# bench-rings-tables: bench-rings' benchstat tables from a saved run (IN=file).
+bench-rings-tables:
+	@echo; echo "== per-CPU rings against a shared ring; ns/event is a producer thread's CPU time per event (results: $(IN))"
+	$(BENCHSTAT) -filter '.name:Rings .unit:(ns/event OR Mevents/s)' -row /producers,/size,/flags -col '/layout@(shared percpu)' $(IN)
+	@echo; echo "== loss: the rings are drained before they fill, so any loss is listed here"
+	@awk '/^BenchmarkRings/ { for (i = 3; i < NF; i++) if ($$(i+1) == "lost-%") { n++; if ($$i != 0) { lost++; print "lost:", $$0 } } } \
+		END { print n " results, " (lost + 0) " with a loss" }' $(IN)
+	@echo; echo "== the shared ring: two producers contending against one alone"
+	$(BENCHSTAT) -filter '.name:Rings /layout:shared .unit:(ns/event OR Mevents/s)' -row /size,/flags -col /producers $(IN)
+	@echo; echo "== reading: MultiReader.Records against Reader.Records over one ring, then over 1, 2 and 4 rings of the same total size"
+	$(BENCHSTAT) -filter '.name:MultiRecords /rings:1 .unit:(ns/op OR Mrec/s)' -row /size -col '/reader@(Reader MultiReader)' $(IN)
+	$(BENCHSTAT) -filter '.name:MultiRecords /reader:MultiReader .unit:(ns/op OR Mrec/s)' -row /size -col '/rings@(1 2 4)' $(IN)
+
+# bench-rings-plots: the measured points and the projection, from a saved
+# run (IN=file); the projection is written beside it, -projection.txt.
+RINGS_PROJ = $(basename $(IN))-projection.txt
+bench-rings-plots:
+	$(GO) run ./internal/ringmodel/cmd/ringproject -producers 1,2,8,32,128 $(IN) | tee $(RINGS_PROJ)
+	$(PLOT) -kind line -x /producers -y ns/event -series /layout -logx -logy -filter '.name:Rings /size:$(RINGS_PLOT_SIZE) /flags:no_wakeup' \
+		-xlabel 'producer CPUs (count)' -ylabel 'CPU time per event, per producer (ns)' -legend 'layout' \
+		-title 'producer CPU time per $(RINGS_PLOT_SIZE)-byte event, NO_WAKEUP (-projection: the model)' \
+		-out $(basename $(IN))-ns $(IN) $(RINGS_PROJ)
+	$(PLOT) -kind line -x /producers -y Mevents/s -series /layout -logx -logy -filter '.name:Rings /size:$(RINGS_PLOT_SIZE) /flags:no_wakeup' \
+		-xlabel 'producer CPUs (count)' -ylabel 'events placed, all producers (M/CPU-s)' -legend 'layout' \
+		-title 'events placed, $(RINGS_PLOT_SIZE)-byte events, NO_WAKEUP (-projection: the model)' \
+		-out $(basename $(IN))-rate $(IN) $(RINGS_PROJ)
 
 # bench-sockfilter: a UDP server on [::1] against one good client and bad
 # clients sending empty datagrams, with and without a socket filter that

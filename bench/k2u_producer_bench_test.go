@@ -39,26 +39,14 @@ func k2uProducerRow(b *testing.B, c k2u.ProducerCase, size int) {
 		}
 	}()
 	var empty time.Duration
-	b.ResetTimer()
-	b.StopTimer()
-	for done := 0; done < b.N; {
-		n := min(rig.Chunk, b.N-done)
-		b.StartTimer()
-		err := rig.Produce(n)
-		b.StopTimer()
-		if err != nil {
-			b.Fatal(err)
-		}
+	timedChunks(b, rig.Chunk, rig.Produce, func(n int) error {
 		start := time.Now()
 		if err := rig.RunEmpty(n); err != nil {
-			b.Fatal(err)
+			return err
 		}
 		empty += time.Since(start)
-		if err := rig.Drain(); err != nil {
-			b.Fatal(err)
-		}
-		done += n
-	}
+		return rig.Drain()
+	})
 	raw := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	emptyNs := float64(empty.Nanoseconds()) / float64(b.N)
 	b.ReportMetric(emptyNs, "empty-ns/op")
@@ -70,3 +58,25 @@ func k2uProducerRow(b *testing.B, c k2u.ProducerCase, size int) {
 // k2uPublishedRuns is how many times the published comparison ran its tc
 // program per transport.
 const k2uPublishedRuns = 9_999_999
+
+// timedChunks runs b.N operations in chunks of at most chunk: timed(n)
+// with the timer running, then untimed(n), which empties the buffers
+// for the next chunk, with it stopped. The first error fails b.
+func timedChunks(b *testing.B, chunk int, timed, untimed func(n int) error) {
+	b.Helper()
+	b.ResetTimer()
+	b.StopTimer()
+	for done := 0; done < b.N; {
+		n := min(chunk, b.N-done)
+		b.StartTimer()
+		err := timed(n)
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := untimed(n); err != nil {
+			b.Fatal(err)
+		}
+		done += n
+	}
+}

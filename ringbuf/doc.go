@@ -30,6 +30,9 @@
 // then wakes nobody for later records, so a read waiting meanwhile looks
 // again every millisecond. Close never moves the kernel's position back.
 //
+// MultiReader reads several ring buffers (a ring per CPU, say) as one
+// stream through one epoll, with the same contract per ring.
+//
 // Outside Linux the package builds, and NewReader returns an error
 // wrapping ebpf.ErrNotSupported.
 package ringbuf

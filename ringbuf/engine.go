@@ -147,6 +147,9 @@ func (r *Reader) scan(pos, end, budget uint64, one bool) (next, recPos uint64, r
 // nobody else sees the claim, and with no other claim before it the queue
 // is left alone (BenchmarkRead mode=copy).
 func (r *Reader) claimLocked(one, release bool) (c claim, recPos uint64, recLen uint32, ok, busy bool, err error) {
+	if r.peekBatchLive {
+		r.revokePeekLocked() // a peeker alone no longer
+	}
 	for r.err == nil {
 		i := r.claims.firstReturned()
 		var start, end, next uint64
@@ -209,27 +212,36 @@ func (r *Reader) claimLocked(one, release bool) (c claim, recPos uint64, recLen 
 // go back to be claimed again.
 func (r *Reader) releaseLocked(c claim, upTo uint64) {
 	i := r.claims.find(c.start)
-	switch {
-	case upTo >= c.end:
-		r.claims.setState(i, claimReleased)
-	case c.end == r.claimPos: // nobody claimed after it: un-claim the rest
-		r.claimPos = upTo
-		if upTo == c.start {
-			r.claims.items = r.claims.items[:i] // c is the last claim
-		} else {
-			r.claims.items[i].end = upTo
-			r.claims.setState(i, claimReleased)
-		}
-	case upTo == c.start:
-		r.claims.setState(i, claimReturned)
-	default:
-		r.claims.split(i, upTo, claimReturned)
+	r.giveBackLocked(i, upTo)
+	if upTo > c.start {
 		r.claims.setState(i, claimReleased)
 	}
 	r.advanceLocked()
 	// Records committed while c was held woke nobody if they sat behind
 	// it: the kernel wakes only a consumer that has caught up.
 	r.wakeWaitersLocked()
+}
+
+// giveBackLocked hands the records of claim i from pos on back, to be
+// claimed again: un-claimed if nobody claimed after it, else marked
+// returned. Claim i keeps what is below pos; with nothing below, it is
+// gone or returned whole.
+func (r *Reader) giveBackLocked(i int, pos uint64) {
+	c := r.claims.items[i]
+	switch {
+	case pos >= c.end:
+	case c.end == r.claimPos: // the last claim
+		r.claimPos = pos
+		if pos == c.start {
+			r.claims.items = r.claims.items[:i]
+		} else {
+			r.claims.items[i].end = pos
+		}
+	case pos == c.start:
+		r.claims.setState(i, claimReturned)
+	default:
+		r.claims.split(i, pos, claimReturned)
+	}
 }
 
 // releasePrefixLocked releases the part of held claim c below pos and
@@ -259,11 +271,36 @@ func (r *Reader) publishLocked() {
 }
 
 func (r *Reader) wakeWaitersLocked() {
-	if r.waiters > 0 && !r.wakePending && r.res.poller != nil {
+	if r.waiters > 0 && !r.wakePending {
+		r.wakeLocked()
+	}
+}
+
+func (r *Reader) wakeLocked() {
+	if r.res.poller != nil {
 		if err := r.res.poller.Wake(); err == nil {
 			r.wakePending = true
 		}
 	}
+}
+
+// takeReadyLocked claims and releases at once the record at the claim
+// position, if it is committed and not discarded and no claim is out:
+// ReadInto's common case, without the general claim's bookkeeping
+// (BenchmarkRead mode=copy, 16 B: about a fifth slower than upstream's
+// ReadInto through claimLocked alone).
+func (r *Reader) takeReadyLocked() (pos uint64, length uint32, next uint64, ok bool) {
+	pos = r.claimPos
+	if pos == r.producerPos || !r.claims.empty() || r.peekBatchLive || r.err != nil {
+		return 0, 0, 0, false
+	}
+	h := r.ring.headerAt(pos)
+	if h.busy() || h.discarded() || h.total() > r.producerPos-pos {
+		return 0, 0, 0, false
+	}
+	next = pos + h.total()
+	r.claimPos, r.consumerPos = next, next
+	return pos, h.length(), next, true
 }
 
 // heldClaimPoll bounds a wait while a claim pins the consumer position:

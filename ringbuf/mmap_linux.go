@@ -22,9 +22,9 @@ type mapping struct {
 }
 
 // consumerMapped reports whether the consumer position may still be
-// written: neither blanked nor unmapped. (A test's fake ring has a zero
-// mapping whose positions live in Go memory.)
-func (m *mapping) consumerMapped() bool { return !m.blanked && !m.unmapped }
+// written. (A test's fake ring has a zero mapping whose positions live in
+// Go memory.)
+func (m *mapping) consumerMapped() bool { return !m.unmapped }
 
 func mapRing(fd int, size uint64) (*mapping, *ring, error) {
 	page := uint64(os.Getpagesize())
@@ -51,26 +51,24 @@ func mapRing(fd int, size uint64) (*mapping, *ring, error) {
 	return m, rg, nil
 }
 
-// blank replaces the data area with anonymous zero pages at the same
-// address. It releases the kernel ring (the mmap holds a reference to the
-// map) while a view the caller still holds stays readable instead of
+// blank replaces the producer page and data area with anonymous zero
+// pages at the same address, so that a view the caller still holds reads
+// zeros instead of the ring's next records, and stays readable instead of
 // faulting.
 func (m *mapping) blank() error {
 	if m.blanked || m.producerArea == nil {
 		return nil
 	}
-	err1 := unix.Munmap(m.consumerPage)
-	m.consumerPage = nil
+	// The consumer page stays: a peeker's Consume may still publish to it
+	// (peek.go). It holds the kernel ring until unmap.
 	addr := uintptr(unsafe.Pointer(&m.producerArea[0]))
 	_, _, errno := unix.Syscall6(unix.SYS_MMAP, addr, uintptr(len(m.producerArea)),
 		unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED, ^uintptr(0), 0)
-	var err2 error
 	if errno != 0 {
-		err2 = fmt.Errorf("replace ring mapping: %w", errno)
-	} else {
-		m.blanked = true
+		return fmt.Errorf("replace ring mapping: %w", errno)
 	}
-	return errors.Join(err1, err2)
+	m.blanked = true
+	return nil
 }
 
 // unmap releases both regions.

@@ -111,6 +111,14 @@ func TestMultiReaderExactlyOnce(t *testing.T) {
 			}
 		}()
 	}
+	// At least 10,000 runs per producer and CPU, and on until both loops
+	// have had records: two CPUs are shared by eight goroutines.
+	allServed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return received[0] > 0 && received[1] > 0
+	}
+	giveUp := time.Now().Add(10 * time.Second)
 	var producing sync.WaitGroup
 	for _, p := range producers {
 		for cpu := range 2 {
@@ -120,7 +128,7 @@ func TestMultiReaderExactlyOnce(t *testing.T) {
 				if unpin, err := cpustat.Pin(cpu); err == nil {
 					defer unpin()
 				}
-				for range 20 {
+				for runs := 0; runs < 10_000 || !allServed() && time.Now().Before(giveUp); runs += 500 {
 					if err := p.Run(500); err != nil {
 						t.Error(err)
 						return

@@ -77,6 +77,17 @@ type Reader struct {
 	claims       claimQueue
 	peek         peekState
 
+	// The peeker's batch (peek.go): the claim, under mu, while it lives;
+	// what a revoke left held for the peeker; whether the peeker holds a
+	// view or a batch, counted in users; and the two atomics it meets a
+	// revoker with.
+	peekBatch     claim
+	peekBatchLive bool
+	peekLeft      claim
+	peekUser      bool
+	peekCursor    atomic.Uint64
+	peekRevoked   atomic.Bool
+
 	deadline     time.Time
 	flushPending int // reads still to end with ErrFlushed
 	active       int // reads and loops in progress
@@ -180,10 +191,12 @@ func (r *Reader) AvailableBytes() int {
 		return 0
 	}
 	producer := atomic.LoadUint64(r.ring.producerPos)
-	if producer < r.consumerPos {
+	// A peeker's batch publishes what it consumes without telling mu.
+	consumed := max(r.consumerPos, r.ring.loadConsumer())
+	if producer < consumed {
 		return 0
 	}
-	return int(producer - r.consumerPos)
+	return int(producer - consumed)
 }
 
 // SetDeadline sets when blocked reads and loops give up with
@@ -225,6 +238,7 @@ func (r *Reader) Close() error {
 	if r.closed {
 		return nil
 	}
+	r.revokePeekLocked()
 	r.publishLocked()
 	r.closed = true
 	r.closedFlag.Store(true)
@@ -243,7 +257,7 @@ func (r *Reader) releaseResourcesLocked() error {
 	case r.users == 0:
 		r.released = true
 		return r.res.free()
-	case r.users == 1 && r.peek.held && r.res.poller != nil:
+	case r.users == 1 && r.peekUser && r.res.poller != nil:
 		// Only a peek view is left: nobody may read the ring any more,
 		// but the view must not fault. Blank it and free the kernel ring.
 		err := r.res.poller.Close()

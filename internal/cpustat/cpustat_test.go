@@ -17,17 +17,25 @@ func TestThreadCountsOwnWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Spin for 50 ms of wall time: the thread must be charged for most of it.
+	// Spin for 50 ms of the thread's CPU time, by its exact clock: a
+	// loaded machine stretches the wall time but not what is charged.
+	// getrusage may lag by a scheduler tick (up to 10 ms at HZ=100).
+	spinStart, err := ThreadClock()
+	if err != nil {
+		t.Fatal(err)
+	}
 	x := 0
-	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
-		x++
+	for now := spinStart; now-spinStart < 50*time.Millisecond; x++ {
+		if now, err = ThreadClock(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	after, err := Thread()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if used := after.Sub(before).Total(); used < 20*time.Millisecond {
-		t.Errorf("a 50 ms spin was charged %v (x=%d)", used, x)
+	if used := after.Sub(before).Total(); used < 30*time.Millisecond {
+		t.Errorf("a spin of 50 ms of CPU was charged %v (x=%d)", used, x)
 	}
 }
 
@@ -43,5 +51,40 @@ func TestPerSecond(t *testing.T) {
 		if got := PerSecond(tc.d, tc.wall); got != tc.want {
 			t.Errorf("PerSecond(%v, %v) = %v, want %v", tc.d, tc.wall, got, tc.want)
 		}
+	}
+}
+
+// TestThreadClock checks that the thread clock counts the thread's own
+// work, never more than the wall time that passed, and not its sleep. It
+// spins until the clock, not the wall, says 20 ms went by, so a loaded
+// machine slows it down but does not fail it.
+func TestThreadClock(t *testing.T) {
+	unpin, err := Pin(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unpin()
+	clock := func() time.Duration {
+		t.Helper()
+		d, err := ThreadClock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	start, wallStart := clock(), time.Now()
+	for clock()-start < 20*time.Millisecond {
+		if time.Since(wallStart) > 10*time.Second {
+			t.Fatalf("10 s of spinning charged %v", clock()-start)
+		}
+	}
+	used, wall := clock()-start, time.Since(wallStart)
+	if used > wall {
+		t.Errorf("charged %v in %v of wall time", used, wall)
+	}
+	before := clock()
+	time.Sleep(20 * time.Millisecond)
+	if slept := clock() - before; slept > 5*time.Millisecond {
+		t.Errorf("a 20 ms sleep was charged %v", slept)
 	}
 }

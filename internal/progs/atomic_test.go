@@ -7,6 +7,8 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 )
 
 // atomicResult runs one atomic instruction on a map value holding before,
@@ -122,7 +124,9 @@ func TestHaveAtomicFetchMatchesKernel(t *testing.T) {
 	})
 	probeErr := HaveAtomicFetch()
 	if err != nil {
-		skipIfNoBPF(t, err)
+		if bpftest.Unavailable(err) {
+			t.Skipf("BPF unavailable: %v", err)
+		}
 		if probeErr == nil {
 			t.Fatalf("kernel rejects atomic fetch (%v) but HaveAtomicFetch reports it", err)
 		}

@@ -77,8 +77,8 @@ func checkRecordSize(size int) error {
 // newMaps creates the counters and a per-CPU scratch buffer of one record
 // for producers that build the record before handing it to a helper.
 func (p *Producer) newMaps() error {
-	var err error
-	if p.counters, err = NewCounters(); err != nil {
+	err := p.newCounters()
+	if err != nil {
 		return err
 	}
 	p.scratch, err = newScratch(p.spec.Size)

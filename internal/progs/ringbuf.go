@@ -41,8 +41,18 @@ func (m Method) String() string {
 
 // RingbufSpec describes a ring buffer producer.
 type RingbufSpec struct {
-	// Ring is the BPF_MAP_TYPE_RINGBUF map to write to.
+	// Ring is the BPF_MAP_TYPE_RINGBUF map to write to, shared by every
+	// CPU. Set either Ring or PerCPU.
 	Ring *ebpf.Map
+	// PerCPU, instead of Ring, is a BPF_MAP_TYPE_ARRAY_OF_MAPS whose
+	// values are ring buffers (RingSet.Outer): each run writes to the
+	// ring in the slot of the CPU it runs on, and counts the record as
+	// dropped if that slot is empty or out of range.
+	PerCPU *ebpf.Map
+	// Type is the program type, SocketFilter if zero. A RawTracepoint
+	// producer can be run on a chosen CPU with RunOnCPU; a socket filter
+	// runs where the calling thread runs (see RunOnCPU).
+	Type ebpf.ProgramType
 	// Size is each record's length in bytes, at least 8: the first eight
 	// hold the record's sequence number, in host byte order.
 	Size int
@@ -53,6 +63,11 @@ type RingbufSpec struct {
 	// Pattern fills the rest of the record so a reader can check it: word
 	// i holds seq+i, and bytes past the last whole word hold their offset.
 	Pattern bool
+	// CPUSequence numbers each CPU's records apart, in per-CPU counters
+	// (NewCPUCounters): no atomic, no cache line shared between
+	// producers on different CPUs, and the sequence number names the
+	// CPU (CPUOf). Without it one counter numbers every record.
+	CPUSequence bool
 	// DiscardEvery, with Reserve, discards the records whose sequence
 	// number is a multiple of it. Zero discards nothing.
 	DiscardEvery uint32
@@ -74,40 +89,53 @@ func NewRing(size int) (*ebpf.Map, error) {
 
 // NewRingbufProducer loads a program that writes one record per run.
 func NewRingbufProducer(spec RingbufSpec) (*Producer, error) {
-	if spec.Ring == nil || spec.Ring.Type() != ebpf.RingBuf {
-		return nil, errors.New("progs: producer needs a ring buffer map")
+	if err := checkRingTarget(spec); err != nil {
+		return nil, err
 	}
-	if spec.Size < 8 || spec.Size > 1<<20 {
-		return nil, fmt.Errorf("progs: record size %d out of range [8, 1 MiB]", spec.Size)
+	if err := checkRecordSize(spec.Size); err != nil {
+		return nil, err
 	}
 	if spec.DiscardEvery != 0 && spec.Method != Reserve {
 		return nil, errors.New("progs: only reserved records can be discarded")
 	}
+	if spec.Type == ebpf.UnspecifiedProgram {
+		spec.Type = ebpf.SocketFilter
+	}
 	p := &Producer{spec: spec}
 	var err error
-	p.counters, err = NewCounters()
+	if spec.Method == Output {
+		err = p.newMaps()
+	} else {
+		err = p.newCounters()
+	}
 	if err != nil {
 		return nil, err
 	}
-	if spec.Method == Output {
-		p.scratch, err = ebpf.NewMap(&ebpf.MapSpec{
-			Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: uint32(spec.Size+7) &^ 7, MaxEntries: 1,
-		})
-		if err != nil {
-			p.Close()
-			return nil, fmt.Errorf("progs: scratch map: %w", err)
-		}
+	what := spec.Method.String()
+	if spec.PerCPU != nil {
+		what = "per-CPU " + what
 	}
-	p.Program, err = ebpf.NewProgram(&ebpf.ProgramSpec{
-		Type:         ebpf.SocketFilter,
-		License:      "GPL",
-		Instructions: p.instructions(),
-	})
-	if err != nil {
-		p.Close()
-		return nil, fmt.Errorf("progs: load %s producer of %d-byte records: %w", spec.Method, spec.Size, err)
+	if err := p.load(spec.Type, what, p.instructions()); err != nil {
+		if spec.PerCPU != nil {
+			return nil, fmt.Errorf("%w (the verifier checks that the outer map's values are ring buffers)", err)
+		}
+		return nil, err
 	}
 	return p, nil
+}
+
+// checkRingTarget checks that spec names one place to write to: a ring
+// buffer, or a map of ring buffers.
+func checkRingTarget(spec RingbufSpec) error {
+	switch {
+	case spec.Ring != nil && spec.PerCPU != nil:
+		return errors.New("progs: producer given both a shared ring and per-CPU rings")
+	case spec.PerCPU != nil:
+		return checkRingSet(spec.PerCPU)
+	case spec.Ring == nil || spec.Ring.Type() != ebpf.RingBuf:
+		return errors.New("progs: producer needs a ring buffer map")
+	}
+	return nil
 }
 
 // Registers the producer keeps across helper calls (r6-r9 survive calls).
@@ -115,15 +143,21 @@ const (
 	regRecord = asm.R6 // the record being written
 	regSeq    = asm.R7 // its sequence number
 	regTmp    = asm.R8
+	regRing   = asm.R9 // the per-CPU producer's ring
 )
 
 func (p *Producer) instructions() asm.Instructions {
 	spec := p.spec
+	// Number the record first: one the program cannot place still counts
+	// as produced, and as dropped.
 	insns := NextSequence(p.counters, regSeq)
+	if spec.PerCPU != nil {
+		insns = append(insns, lookupCPURing(spec.PerCPU, regRing, "drop")...)
+	}
 	switch spec.Method {
 	case Reserve:
 		insns = append(insns,
-			asm.LoadMapPtr(asm.R1, spec.Ring.FD()),
+			p.loadRing(asm.R1),
 			asm.Mov.Imm(asm.R2, int32(spec.Size)),
 			asm.Mov.Imm(asm.R3, 0),
 			asm.FnRingbufReserve.Call(),
@@ -159,7 +193,7 @@ func (p *Producer) instructions() asm.Instructions {
 		}
 	case Output:
 		insns = append(insns,
-			asm.LoadMapPtr(asm.R1, spec.Ring.FD()),
+			p.loadRing(asm.R1),
 			asm.Mov.Reg(asm.R2, regRecord),
 			asm.Mov.Imm(asm.R3, int32(spec.Size)),
 			asm.Mov.Imm(asm.R4, int32(spec.Flags)),
@@ -168,11 +202,16 @@ func (p *Producer) instructions() asm.Instructions {
 			asm.Ja.Label("exit"),
 		)
 	}
-	insns = append(insns, CountDrop(p.counters, "drop")...)
-	return append(insns,
-		asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
-		asm.Return(),
-	)
+	return insns
+}
+
+// loadRing puts the map to write to into dst: the shared ring, or the
+// ring lookupCPURing found.
+func (p *Producer) loadRing(dst asm.Register) asm.Instruction {
+	if p.spec.PerCPU != nil {
+		return asm.Mov.Reg(dst, regRing)
+	}
+	return asm.LoadMapPtr(dst, p.spec.Ring.FD())
 }
 
 // fill writes the sequence number and, with Pattern, the rest of the
@@ -208,6 +247,22 @@ func (p *Producer) Run(times int) error {
 // them it could not put into the ring (reserve or output failed).
 func (p *Producer) Counts() (produced, dropped uint64, err error) {
 	return ReadCounters(p.counters)
+}
+
+// CPUCounts returns Counts for each CPU, with RingbufSpec.CPUSequence;
+// without it, one element for all of them.
+func (p *Producer) CPUCounts() ([][2]uint64, error) {
+	return ReadCPUCounters(p.counters)
+}
+
+// newCounters creates the counters the spec asks for.
+func (p *Producer) newCounters() (err error) {
+	if p.spec.CPUSequence {
+		p.counters, err = NewCPUCounters()
+	} else {
+		p.counters, err = NewCounters()
+	}
+	return err
 }
 
 // Close releases the program and its maps, but not the ring.

@@ -1,21 +1,14 @@
 package vmtest
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"time"
-
-	"github.com/ebpf-zc/ebpf/internal/vmtest/wire"
 )
 
 // Accelerator choices for the -accel flag and ACCEL=.
 const (
-	// AccelAuto uses KVM when a probe guest runs under it, else TCG.
+	// AccelAuto tries KVM on the real kernels of the matrix and moves the
+	// run to TCG at the first kernel that fails under it.
 	AccelAuto = "auto"
 	// AccelKVM is hardware virtualisation through /dev/kvm.
 	AccelKVM = "kvm"
@@ -23,77 +16,95 @@ const (
 	AccelTCG = "tcg"
 )
 
-// ProbeFirmware is a 64 KiB BIOS image whose only code, at the x86 reset
-// vector (F000:FFF0, the last 16 bytes of the image), writes
-// wire.ExitPass to the debug-exit port and halts. Booting it tells in a
-// fraction of a second whether an accelerator can run a guest at all.
-func ProbeFirmware() []byte {
-	img := bytes.Repeat([]byte{0xf4}, 64<<10) // hlt everywhere else
-	code := []byte{
-		0xb0, wire.ExitPass, // mov al, ExitPass
-		0xe6, wire.DebugExitPort, // out DebugExitPort, al
-		0xf4,       // hlt
-		0xeb, 0xfd, // jmp back to hlt
-	}
-	copy(img[0xfff0:], code)
-	return img
+// accelPolicy settles each kernel's accelerator as a matrix run goes on.
+//
+// A /dev/kvm that opens, or even runs a firmware stub, says little: on
+// some hosts every real Debian kernel stops early in boot under KVM
+// (QEMU reports a KVM internal error and pauses the guest), or QEMU
+// aborts setting up the vCPU. So with AccelAuto the kernels of the
+// matrix are the probe: each runs under KVM until one fails in a way
+// that blames KVM (see kvmFailure); that kernel runs again under TCG, and
+// so does the rest of the run.
+type accelPolicy struct {
+	// current is the accelerator for the next kernel, why the reason.
+	current, why string
+	// trial says KVM is in use under AccelAuto and may still fail over.
+	trial bool
 }
 
-// ChooseAccel settles the accelerator. "tcg" and "kvm" are taken as
-// given; "auto" uses KVM only when /dev/kvm opens and a probe guest runs
-// under it with the same CPU model a real run uses (-cpu host). Some
-// virtual machines offer a /dev/kvm that fails that (QEMU aborts setting
-// an MSR, or the guest hangs), and TCG is used there. The reason says why.
-func ChooseAccel(ctx context.Context, qemu, want, tmpDir string) (accel, reason string) {
-	switch want {
-	case AccelTCG, AccelKVM:
-		return want, "asked for"
-	case AccelAuto, "":
-	default:
-		return AccelTCG, fmt.Sprintf("unknown accelerator %q, using tcg", want)
-	}
+// openKVM checks that /dev/kvm can be opened for use.
+func openKVM() error {
 	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
 	if err != nil {
-		return AccelTCG, "no usable /dev/kvm: " + err.Error()
-	}
-	f.Close()
-	if err := probe(ctx, qemu, AccelKVM, tmpDir); err != nil {
-		return AccelTCG, "/dev/kvm is there but a KVM guest does not run: " + err.Error()
-	}
-	return AccelKVM, "/dev/kvm runs a probe guest"
-}
-
-// probe boots ProbeFirmware under accel, with the CPU model a real run
-// would use, and checks that it reports through the debug-exit port.
-func probe(ctx context.Context, qemu, accel, tmpDir string) error {
-	fw := filepath.Join(tmpDir, "kvm-probe.bin")
-	if err := os.WriteFile(fw, ProbeFirmware(), 0o644); err != nil {
 		return err
 	}
-	// A working accelerator runs the probe in well under a second.
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, qemu,
-		"-accel", accel, "-cpu", cpuModel(accel), "-machine", "pc", "-smp", "1", "-m", "16M",
-		"-nodefaults", "-display", "none", "-no-reboot", "-bios", fw,
-		"-device", fmt.Sprintf("isa-debug-exit,iobase=%#x,iosize=0x04", wire.DebugExitPort))
-	// QEMU aborts on a broken KVM; any core file lands in the scratch folder.
-	cmd.Dir = tmpDir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.Run()
-	if ctx.Err() != nil {
-		return fmt.Errorf("probe guest hung")
+	return f.Close()
+}
+
+// newAccelPolicy starts a policy for the -accel value want; kvmDevice
+// checks /dev/kvm (openKVM outside tests).
+func newAccelPolicy(want string, kvmDevice func() error) (*accelPolicy, error) {
+	switch want {
+	case AccelTCG, AccelKVM:
+		return &accelPolicy{current: want, why: "asked for with -accel " + want}, nil
+	case AccelAuto, "":
+	default:
+		return nil, fmt.Errorf("unknown accelerator %q: want %s, %s or %s", want, AccelAuto, AccelKVM, AccelTCG)
 	}
-	if got, want := cmd.ProcessState.ExitCode(), wire.QEMUStatus(wire.ExitPass); got != want {
-		msg := strings.TrimSpace(stderr.String())
-		if i := strings.LastIndex(msg, "error:"); i >= 0 {
-			msg = msg[i:]
+	if err := kvmDevice(); err != nil {
+		return &accelPolicy{current: AccelTCG, why: "no usable /dev/kvm: " + err.Error()}, nil
+	}
+	return &accelPolicy{current: AccelKVM, why: "/dev/kvm opens; this kernel is KVM's trial", trial: true}, nil
+}
+
+// next is the accelerator for the next kernel and why.
+func (p *accelPolicy) next() (accel, why string) { return p.current, p.why }
+
+// booted records that kernel booted under the current accelerator.
+func (p *accelPolicy) booted(kernel string) {
+	if p.trial {
+		p.why = "KVM ran kernel " + kernel + " earlier in this run"
+	}
+}
+
+// kvmFailed records that kernel failed under KVM for the reason what,
+// and says whether to run it again under TCG: only under AccelAuto, and
+// from then on the whole run uses TCG.
+func (p *accelPolicy) kvmFailed(kernel, what string) bool {
+	if !p.trial {
+		return false
+	}
+	p.current, p.trial = AccelTCG, false
+	p.why = fmt.Sprintf("KVM failed on kernel %s earlier in this run (%s)", kernel, what)
+	return true
+}
+
+// kvmFailure says why a run under KVM failed in a way that blames the
+// accelerator rather than the kernel or the tests, or returns "": QEMU
+// reported a KVM internal error, the guest fell silent past the
+// watchdog or did not boot by its deadline, or, before the guest's first
+// marker, QEMU died or the host timeout struck. A panic, an init error or failing tests are the
+// kernel's own results and are reported as such.
+func kvmFailure(b Boot, c *Console) string {
+	switch {
+	case b.KVMError != "":
+		return b.KVMError
+	case b.Silent:
+		return fmt.Sprintf("guest silent for %s", b.Watchdog)
+	case b.NoBoot:
+		return fmt.Sprintf("the init did not start within %s", b.BootDeadline)
+	case c.Booted:
+		return ""
+	case b.TimedOut:
+		return "no boot within the host timeout"
+	case b.StartErr == nil && !b.Interrupted && (b.Signal != "" || b.Status == 1):
+		d := fmt.Sprintf("QEMU exited with status %d before the guest booted", b.Status)
+		if b.Signal != "" {
+			d = "QEMU " + b.Signal + " before the guest booted"
 		}
-		msg, _, _ = strings.Cut(msg, "\n")
-		return fmt.Errorf("probe ended with %s, want exit status %d: %s", cmd.ProcessState, want, msg)
+		return d
 	}
-	return nil
+	return ""
 }
 
 // cpuModel is the -cpu value for an accelerator: the host's CPU under

@@ -21,8 +21,11 @@ const (
 	// OutcomePanic: the guest kernel panicked, or the guest reset without
 	// reporting.
 	OutcomePanic Outcome = "guest panic"
-	// OutcomeHang: the host timeout ended the VM.
+	// OutcomeHang: the host timeout or the watchdog ended the VM.
 	OutcomeHang Outcome = "hang"
+	// OutcomeKVMError: QEMU reported a KVM internal error and the VM was
+	// stopped; the accelerator, not the kernel, is at fault.
+	OutcomeKVMError Outcome = "kvm error"
 	// OutcomeInitError: the guest init reported it could not run the plan.
 	OutcomeInitError Outcome = "init error"
 	// OutcomeQEMUError: QEMU failed to start or died by itself.
@@ -68,17 +71,14 @@ func Decide(b Boot, c *Console, steps []wire.Step, qemuStderr string) Verdict {
 		return Verdict{OutcomeQEMUError, "cannot start QEMU: " + b.StartErr.Error()}
 	case b.Interrupted:
 		return Verdict{OutcomeInterrupted, ""}
+	case b.KVMError != "":
+		return Verdict{OutcomeKVMError, b.KVMError + where(c)}
+	case b.Silent:
+		return Verdict{OutcomeHang, fmt.Sprintf("no console output or heartbeat for %s, stopped by the watchdog", b.Watchdog) + where(c)}
+	case b.NoBoot:
+		return Verdict{OutcomeHang, fmt.Sprintf("the init did not start within %s, stopped", b.BootDeadline)}
 	case b.TimedOut:
-		d := "no exit within the host timeout"
-		if s := lastBegun(c); s != nil {
-			d += fmt.Sprintf(", in %s %s", s.Package, s.Phase)
-		} else if !c.Booted {
-			d += ", before the init started"
-		}
-		if c.Panic != "" {
-			d += ", after: " + c.Panic
-		}
-		return Verdict{OutcomeHang, d}
+		return Verdict{OutcomeHang, "no exit within the host timeout" + where(c)}
 	}
 	switch b.Status {
 	case wire.QEMUStatus(wire.ExitPass):
@@ -116,6 +116,20 @@ func Decide(b Boot, c *Console, steps []wire.Step, qemuStderr string) Verdict {
 		d += ": " + msg
 	}
 	return Verdict{OutcomeQEMUError, d}
+}
+
+// where says how far the guest got, for a VM stopped from the host.
+func where(c *Console) string {
+	d := ""
+	if s := lastBegun(c); s != nil {
+		d = fmt.Sprintf(", in %s %s", s.Package, s.Phase)
+	} else if !c.Booted {
+		d = ", before the init started"
+	}
+	if c.Panic != "" {
+		d += ", after: " + c.Panic
+	}
+	return d
 }
 
 // unconfirmed lists planned steps without a RESULT marker saying exit 0.

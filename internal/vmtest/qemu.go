@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -52,6 +53,20 @@ type VM struct {
 	// -test.timeout does not stop a hung kernel, nor (in the guest)
 	// benchmarks that never finish.
 	Timeout time.Duration
+	// Watchdog stops the VM once neither the console nor the heartbeat
+	// has shown a sign of life for that long; zero turns it off.
+	Watchdog time.Duration
+	// BootDeadline stops the VM when the init's BOOTED marker has not
+	// come by then; zero turns it off. A KVM guest boots in seconds, so
+	// a KVM trial gets one; TCG boots too slowly on a busy host for a
+	// tight one.
+	BootDeadline time.Duration
+	// Heartbeat is the host file behind the guest's second serial port
+	// (wire.HeartbeatDevice); empty gives the guest no such port.
+	Heartbeat string
+	// Dir is QEMU's working folder, where a QEMU that aborts leaves its
+	// core file; empty means the caller's.
+	Dir string
 	// Console receives the raw serial output; Stderr QEMU's own messages.
 	Console io.Writer
 	Stderr  io.Writer
@@ -60,7 +75,7 @@ type VM struct {
 // Args is QEMU's command line for the VM.
 func (vm VM) Args() []string {
 	cmdline := append(append([]string{}, KernelArgs...), wire.KernelParam+"="+vm.Name)
-	return []string{
+	args := []string{
 		"-accel", vm.Accel,
 		"-cpu", cpuModel(vm.Accel),
 		// pc with one CPU: -smp 2 crashed 6.12 in 3 of 10 boots under TCG
@@ -79,6 +94,11 @@ func (vm VM) Args() []string {
 		"-serial", "chardev:console",
 		"-device", fmt.Sprintf("isa-debug-exit,iobase=%#x,iosize=0x04", wire.DebugExitPort),
 	}
+	if vm.Heartbeat != "" {
+		// The second -serial is the guest's ttyS1.
+		args = append(args, "-chardev", "file,id=heartbeat,path="+vm.Heartbeat, "-serial", "chardev:heartbeat")
+	}
+	return args
 }
 
 // Boot is what the host saw of one VM run.
@@ -89,6 +109,22 @@ type Boot struct {
 	Signal string
 	// TimedOut says the host killed the VM at Timeout.
 	TimedOut bool
+	// Silent says the watchdog stopped the VM: no console output and no
+	// heartbeat for Watchdog.
+	Silent bool
+	// NoBoot says the VM was stopped at its BootDeadline, not booted.
+	NoBoot bool
+	// BootDeadline is the VM's boot deadline, for reports.
+	BootDeadline time.Duration
+	// Watchdog is the VM's watchdog, for reports.
+	Watchdog time.Duration
+	// KVMError is QEMU's "KVM internal error" report in brief; the VM is
+	// stopped as soon as QEMU prints one, since the guest never resumes.
+	KVMError string
+	// LongestSilence is the longest the guest went without a sign of
+	// life, the measure to set the watchdog by, and SilenceEnded when
+	// that silence ended (from the start of the run).
+	LongestSilence, SilenceEnded time.Duration
 	// Interrupted says the run was cancelled from the host (^C).
 	Interrupted bool
 	// StartErr is set when QEMU could not be started at all.
@@ -100,22 +136,46 @@ type Boot struct {
 	Lines []string
 }
 
-// Run boots the VM and waits for it to end.
+// The reasons Run stops a VM early.
+var (
+	errSilent   = errors.New("watchdog: guest silent")
+	errNoBoot   = errors.New("no boot marker by the boot deadline")
+	errKVMError = errors.New("KVM internal error")
+)
+
+// Run boots the VM and waits for it to end, stopping it at Timeout, when
+// the watchdog finds it silent, or when QEMU reports a KVM internal error.
 func (vm VM) Run(ctx context.Context) Boot {
 	tctx, cancel := context.WithTimeout(ctx, vm.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(tctx, vm.QEMU, vm.Args()...)
+	sctx, stop := context.WithCancelCause(tctx)
+	defer stop(nil)
+	cmd := exec.CommandContext(sctx, vm.QEMU, vm.Args()...)
+	cmd.Dir = vm.Dir
 	cmd.Stdin = nil // /dev/null: nothing to type into the guest
-	cmd.Stderr = vm.Stderr
+	kvmWatch := &kvmErrorWatch{found: func() {
+		// QEMU prints its register dump right after the error line;
+		// a moment's grace keeps it whole in qemu.log.
+		time.AfterFunc(300*time.Millisecond, func() { stop(errKVMError) })
+	}}
+	cmd.Stderr = kvmWatch
+	if vm.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(vm.Stderr, kvmWatch)
+	}
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return Boot{Status: -1, StartErr: err}
 	}
+	if vm.Heartbeat != "" {
+		// A beat left from an earlier VM would count as a sign of life.
+		os.Remove(vm.Heartbeat)
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return Boot{Status: -1, StartErr: err}
 	}
+	life := newLifeSigns(start, vm.Heartbeat)
 	var (
 		b  Boot
 		wg sync.WaitGroup
@@ -123,12 +183,23 @@ func (vm VM) Run(ctx context.Context) Boot {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		b.Lines, b.Booted = readConsole(out, vm.Console, start)
+		b.Lines, b.Booted = readConsole(life.watch(out), vm.Console, start, life.markBooted)
 	}()
+	watchdogDone := make(chan struct{})
+	if vm.Watchdog > 0 || vm.BootDeadline > 0 {
+		go life.guard(sctx, vm.Watchdog, vm.BootDeadline, stop, watchdogDone)
+	} else {
+		close(watchdogDone)
+	}
 	wg.Wait() // the pipe closes when QEMU exits or is killed
 	werr := cmd.Wait()
+	stop(nil)
+	<-watchdogDone
 	b.Elapsed = time.Since(start)
 	b.Status = cmd.ProcessState.ExitCode()
+	b.Watchdog, b.BootDeadline = vm.Watchdog, vm.BootDeadline
+	b.LongestSilence, b.SilenceEnded = life.longestSilence()
+	b.KVMError = KVMInternalError(kvmWatch.text())
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) && !ee.Exited() {
 		b.Signal = ee.String()
@@ -138,13 +209,17 @@ func (vm VM) Run(ctx context.Context) Boot {
 		b.Interrupted = true
 	case tctx.Err() == context.DeadlineExceeded:
 		b.TimedOut = true
+	case context.Cause(sctx) == errSilent:
+		b.Silent = true
+	case context.Cause(sctx) == errNoBoot:
+		b.NoBoot = true
 	}
 	return b
 }
 
 // readConsole copies the console to w line by line and notes when the
-// boot marker went past.
-func readConsole(r io.Reader, w io.Writer, start time.Time) ([]string, time.Duration) {
+// boot marker went past, calling onBooted then.
+func readConsole(r io.Reader, w io.Writer, start time.Time, onBooted func()) ([]string, time.Duration) {
 	var (
 		lines  []string
 		booted time.Duration
@@ -160,6 +235,7 @@ func readConsole(r io.Reader, w io.Writer, start time.Time) ([]string, time.Dura
 			line = strings.ReplaceAll(line, "\r", "")
 			if m, ok := wire.ParseMarker(line); ok && m.Kind == wire.KindBooted && booted == 0 {
 				booted = time.Since(start)
+				onBooted()
 			}
 			lines = append(lines, line)
 		}

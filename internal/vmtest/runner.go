@@ -31,6 +31,11 @@ type Options struct {
 	Accel string
 	// VMTimeout bounds each VM from the host.
 	VMTimeout time.Duration
+	// Watchdog stops a VM that shows no sign of life for that long;
+	// zero means DefaultWatchdog.
+	Watchdog time.Duration
+	// QEMU is the emulator binary; empty means QEMU.
+	QEMU string
 	// Plan shapes what runs inside each VM.
 	Plan PlanOptions
 	// Refresh re-resolves kernels that are already cached.
@@ -63,11 +68,32 @@ type KernelReport struct {
 	Verdict Verdict
 	// LogDir holds console.log, qemu.log and one log per step.
 	LogDir string
+	// Accel is the accelerator the kernel ran with, AccelWhy why.
+	Accel, AccelWhy string
+	// KVMAttempt is the run under KVM that failed before this one ran
+	// under TCG, nil when there was none.
+	KVMAttempt *Attempt
 }
+
+// Attempt is a run of a kernel that was given up on and run again.
+type Attempt struct {
+	// Accel is the accelerator it ran with, Failure why it was given up.
+	Accel, Failure string
+	// Verdict and Elapsed are its outcome and how long it took.
+	Verdict Verdict
+	Elapsed time.Duration
+	// LogDir keeps its console.log and qemu.log.
+	LogDir string
+}
+
+// KVMAttemptDir is the folder under a kernel's logs that keeps the failed
+// KVM run when the kernel was run again under TCG.
+const KVMAttemptDir = "kvm-attempt"
 
 // Report is the result of a matrix run.
 type Report struct {
-	// Accel is the accelerator used, and AccelReason why.
+	// Accel is the accelerator asked for, and AccelReason what the run
+	// started with and why; each KernelReport says what it ran with.
 	Accel, AccelReason string
 	// Builds has one entry per package with tests, built or not.
 	Builds []PackageBuild
@@ -103,7 +129,17 @@ func (r *Report) OK() bool {
 // is in its KernelReport.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	start := time.Now()
-	for _, tool := range []string{QEMU, "cpio", "go"} {
+	if o.QEMU == "" {
+		o.QEMU = QEMU
+	}
+	if o.Watchdog == 0 {
+		o.Watchdog = DefaultWatchdog
+	}
+	policy, err := newAccelPolicy(o.Accel, openKVM)
+	if err != nil {
+		return nil, err
+	}
+	for _, tool := range []string{o.QEMU, "cpio", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return nil, fmt.Errorf("%s not found (Debian packages: qemu-system-x86, cpio): %w", tool, err)
 		}
@@ -158,15 +194,26 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	r.BuildTime = time.Since(t)
 
-	r.Accel, r.AccelReason = ChooseAccel(ctx, QEMU, o.Accel, stage)
-	logf("accelerator %s (%s)", r.Accel, r.AccelReason)
+	r.Accel = o.Accel
+	if r.Accel == "" {
+		r.Accel = AccelAuto
+	}
+	first, why := policy.next()
+	r.AccelReason = first + ": " + why
+	logf("accelerator %s (%s), watchdog %s", first, why, o.Watchdog)
 
+	scratch, err := os.MkdirTemp("", "vmtest-run-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(scratch)
+	m := &matrixRun{o: o, initrd: initrd, plan: r.Plan, scratch: scratch, policy: policy, logf: logf}
 	for _, k := range o.Kernels {
 		if v, ok := notRun[k.Name]; ok {
 			r.Kernels = append(r.Kernels, KernelReport{Kernel: k, Console: &Console{}, Verdict: v})
 			continue
 		}
-		kr := runKernel(ctx, o, k, cached[k.Name], r.Accel, initrd, r.Plan, logf)
+		kr := m.runKernel(ctx, k, cached[k.Name])
 		r.Kernels = append(r.Kernels, kr)
 		if ctx.Err() != nil {
 			break
@@ -216,13 +263,62 @@ func ensureKernels(ctx context.Context, o Options, logf func(string, ...any)) (m
 	return cached, notRun
 }
 
-// runKernel boots one kernel and files its logs.
-func runKernel(ctx context.Context, o Options, k Kernel, ck *CachedKernel, accel, initrd string, plan *wire.Plan, logf func(string, ...any)) KernelReport {
-	kr := KernelReport{Kernel: k, Cached: ck, Console: &Console{}, LogDir: filepath.Join(o.ResultsDir, k.Name)}
-	if err := os.RemoveAll(kr.LogDir); err != nil {
-		kr.Verdict = Verdict{OutcomeNotRun, err.Error()}
+// matrixRun is what every kernel of one run shares.
+type matrixRun struct {
+	o       Options
+	initrd  string
+	plan    *wire.Plan
+	scratch string // QEMU's working folder and the heartbeat files
+	policy  *accelPolicy
+	logf    func(string, ...any)
+}
+
+// runKernel boots one kernel with the accelerator the policy gives, and
+// once more under TCG when KVM failed it and the policy allows; the
+// failed attempt's logs are kept in the kernel's KVMAttemptDir.
+func (m *matrixRun) runKernel(ctx context.Context, k Kernel, ck *CachedKernel) KernelReport {
+	logDir := filepath.Join(m.o.ResultsDir, k.Name)
+	aside := logDir + ".failed-kvm"
+	for _, d := range []string{logDir, aside} {
+		if err := os.RemoveAll(d); err != nil {
+			return KernelReport{Kernel: k, Cached: ck, Console: &Console{}, Verdict: Verdict{OutcomeNotRun, err.Error()}}
+		}
+	}
+	accel, why := m.policy.next()
+	kr := m.boot(ctx, k, ck, accel, logDir)
+	kr.Accel, kr.AccelWhy = accel, why
+	if accel != AccelKVM {
 		return kr
 	}
+	failure := kvmFailure(kr.Boot, kr.Console)
+	if failure == "" {
+		if kr.Console.Booted {
+			m.policy.booted(k.Name)
+		}
+		return kr
+	}
+	if !m.policy.kvmFailed(k.Name, failure) || ctx.Err() != nil {
+		return kr
+	}
+	m.logf("%s failed under KVM (%s); running it again under TCG, and the rest of the run too", k.Name, failure)
+	attempt := &Attempt{Accel: accel, Failure: failure, Verdict: kr.Verdict, Elapsed: kr.Boot.Elapsed, LogDir: filepath.Join(logDir, KVMAttemptDir)}
+	if err := os.Rename(logDir, aside); err != nil {
+		kr.Verdict = Verdict{OutcomeNotRun, "keeping the KVM attempt's logs: " + err.Error()}
+		return kr
+	}
+	tcg := m.boot(ctx, k, ck, AccelTCG, logDir)
+	tcg.Accel, tcg.AccelWhy = AccelTCG, "run again after KVM failed it: "+failure
+	tcg.KVMAttempt = attempt
+	if err := os.Rename(aside, attempt.LogDir); err != nil {
+		m.logf("keeping the KVM attempt's logs of %s: %v", k.Name, err)
+		attempt.LogDir = aside
+	}
+	return tcg
+}
+
+// boot runs one kernel once under accel and files its logs in logDir.
+func (m *matrixRun) boot(ctx context.Context, k Kernel, ck *CachedKernel, accel, logDir string) KernelReport {
+	kr := KernelReport{Kernel: k, Cached: ck, Console: &Console{}, LogDir: logDir}
 	if err := os.MkdirAll(kr.LogDir, 0o755); err != nil {
 		kr.Verdict = Verdict{OutcomeNotRun, err.Error()}
 		return kr
@@ -234,24 +330,34 @@ func runKernel(ctx context.Context, o Options, k Kernel, ck *CachedKernel, accel
 	}
 	defer con.Close()
 	var stderr bytes.Buffer
-	vm := VM{
-		Name: k.Name, QEMU: QEMU, Accel: accel, Kernel: ck.Vmlinuz, Initrd: initrd,
-		Timeout: o.VMTimeout, Console: con, Stderr: &stderr,
+	// A kernel boots in seconds under KVM, so a KVM run must show the
+	// init's first marker within the watchdog.
+	var bootDeadline time.Duration
+	if accel == AccelKVM {
+		bootDeadline = m.o.Watchdog
 	}
-	logf("booting %s (%s) with %s, timeout %s", k.Name, ck.Release, accel, o.VMTimeout)
+	vm := VM{
+		Name: k.Name, QEMU: m.o.QEMU, Accel: accel, Kernel: ck.Vmlinuz, Initrd: m.initrd,
+		Timeout: m.o.VMTimeout, Watchdog: m.o.Watchdog, Dir: m.scratch,
+		BootDeadline: bootDeadline,
+		Heartbeat:    filepath.Join(m.scratch, k.Name+".heartbeat"),
+		Console:      con, Stderr: &stderr,
+	}
+	m.logf("booting %s (%s) with %s, timeout %s, watchdog %s", k.Name, ck.Release, accel, m.o.VMTimeout, m.o.Watchdog)
 	kr.Boot = vm.Run(ctx)
 	os.WriteFile(filepath.Join(kr.LogDir, "qemu.log"),
-		[]byte(strings.Join(append([]string{QEMU}, vm.Args()...), " ")+"\n\n"+stderr.String()), 0o644)
+		[]byte(strings.Join(append([]string{m.o.QEMU}, vm.Args()...), " ")+"\n\n"+stderr.String()), 0o644)
 	kr.Console = ParseConsole(kr.Boot.Lines)
 	kr.Boot.Lines = nil // kept in console.log; not worth holding
-	kr.Verdict = Decide(kr.Boot, kr.Console, plan.Steps, stderr.String())
+	kr.Verdict = Decide(kr.Boot, kr.Console, m.plan.Steps, stderr.String())
 	if c := kr.Console; c.Booted && c.Release != ck.Release && kr.Verdict.OK() {
 		kr.Verdict = Verdict{OutcomeInitError, fmt.Sprintf("guest runs kernel %s, expected %s", c.Release, ck.Release)}
 	}
 	if err := writeStepLogs(kr.LogDir, kr.Console); err != nil {
-		logf("writing logs of %s: %v", k.Name, err)
+		m.logf("writing logs of %s: %v", k.Name, err)
 	}
-	logf("%s: %s in %.1fs (boot %.1fs)", k.Name, kr.Verdict, kr.Boot.Elapsed.Seconds(), kr.Boot.Booted.Seconds())
+	m.logf("%s: %s in %.1fs (boot %.1fs, longest silence %.1fs, up to %.1fs)", k.Name, kr.Verdict, kr.Boot.Elapsed.Seconds(),
+		kr.Boot.Booted.Seconds(), kr.Boot.LongestSilence.Seconds(), kr.Boot.SilenceEnded.Seconds())
 	return kr
 }
 

@@ -106,9 +106,11 @@ func (r *Report) Totals() TestCounts {
 }
 
 // WriteSummary prints the summary table, one line per kernel with its
-// outcome, the benchmark disclaimer, and a closing count line.
+// outcome and accelerator, why each kernel ran with its accelerator,
+// where the logs of every failed run are, the benchmark disclaimer, and a
+// closing count line.
 func (r *Report) WriteSummary(w io.Writer) {
-	fmt.Fprintf(w, "\nKernel matrix: accelerator %s (%s)\n\n", r.Accel, r.AccelReason)
+	fmt.Fprintf(w, "\nKernel matrix: -accel %s, started with %s\n\n", r.Accel, r.AccelReason)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "KERNEL\tRELEASE\tPACKAGE\tBOOT\tPASS\tFAIL\tSKIP\tBENCH SMOKE\tRESULT")
 	for _, row := range r.Rows() {
@@ -128,13 +130,34 @@ func (r *Report) WriteSummary(w io.Writer) {
 		if kr.Boot.Elapsed > 0 {
 			vm = fmt.Sprintf("%.1fs in the VM", kr.Boot.Elapsed.Seconds())
 		}
+		accel := "-"
+		if kr.Accel != "" {
+			accel = kr.Accel
+		}
 		logs := ""
 		if kr.LogDir != "" {
 			logs = "logs: " + shortPath(kr.LogDir)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", kr.Kernel.Name, kr.Verdict, vm, logs)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", kr.Kernel.Name, kr.Verdict, vm, accel, logs)
 	}
 	tw.Flush()
+
+	fmt.Fprintln(w, "\nAccelerators:")
+	for _, kr := range r.Kernels {
+		if kr.Accel == "" {
+			fmt.Fprintf(w, "  %s: not booted\n", kr.Kernel.Name)
+			continue
+		}
+		fmt.Fprintf(w, "  %s: %s, %s\n", kr.Kernel.Name, kr.Accel, kr.AccelWhy)
+		if a := kr.KVMAttempt; a != nil {
+			fmt.Fprintf(w, "    the %s run: %s, stopped after %.1fs; kept: %s\n", a.Accel, a.Verdict, a.Elapsed.Seconds(), runLogs(a.LogDir))
+		}
+	}
+	for _, kr := range r.Kernels {
+		if !kr.Verdict.OK() && kr.Accel != "" && kr.LogDir != "" {
+			fmt.Fprintf(w, "%s failed: %s; kept: %s\n", kr.Kernel.Name, kr.Verdict.Outcome, runLogs(kr.LogDir))
+		}
+	}
 	for _, b := range r.Builds {
 		if b.Err != nil {
 			fmt.Fprintf(w, "build failed: %s: %v\n", b.Pkg.ImportPath, firstLine(b.Output))
@@ -146,6 +169,11 @@ func (r *Report) WriteSummary(w io.Writer) {
 	// The closing line has the plain "N passed, N failed, N skipped" form
 	// that CI logs are read by.
 	fmt.Fprintf(w, "vmtest: %d passed, %d failed, %d skipped\n", t.Passed, t.Failed, t.Skipped)
+}
+
+// runLogs names the QEMU output and the console log of a run.
+func runLogs(dir string) string {
+	return shortPath(filepath.Join(dir, "qemu.log")) + " (QEMU), " + shortPath(filepath.Join(dir, "console.log")) + " (console)"
 }
 
 // shortPath shows p relative to the working folder when it is below it.

@@ -40,6 +40,10 @@ func main() {
 		fmt.Fprintf(con, "\n%s\n", wire.Format(kind, kv...))
 	}
 
+	if err := startHeartbeat(); err != nil {
+		// The host's watchdog then has only the console to go by.
+		say(wire.KindNote, wire.FieldMsg, "heartbeat on "+wire.HeartbeatDevice+": "+err.Error())
+	}
 	if err := mountAll(say); err != nil {
 		say(wire.KindError, wire.FieldMsg, err.Error())
 		powerOff(con, wire.ExitInitError)

@@ -34,8 +34,9 @@ func run() int {
 	var (
 		kernels      = flag.String("kernels", envOr("KERNELS", ""), "kernels to boot: names from the matrix, or all, quick, oldest, newest (default all; $KERNELS)")
 		pkgs         = flag.String("pkgs", envOr("PKGS", "./..."), "package patterns for go list, space separated ($PKGS)")
-		accel        = flag.String("accel", envOr("ACCEL", vmtest.AccelAuto), "accelerator: auto, kvm or tcg ($ACCEL)")
+		accel        = flag.String("accel", envOr("ACCEL", vmtest.AccelAuto), "accelerator: auto (KVM until a kernel fails under it, then TCG), kvm or tcg ($ACCEL)")
 		vmTimeout    = flag.Duration("timeout", 20*time.Minute, "host-side time limit for each VM")
+		watchdog     = flag.Duration("watchdog", vmtest.DefaultWatchdog, "stop a VM whose console and heartbeat stay silent this long")
 		testTimeout  = flag.Duration("test-timeout", 10*time.Minute, "-test.timeout for each test binary in the guest")
 		benchTimeout = flag.Duration("bench-timeout", 3*time.Minute, "time limit for each benchmark smoke run in the guest")
 		bench        = flag.Bool("bench", true, "run the benchmark smoke after the tests")
@@ -88,6 +89,7 @@ func run() int {
 		Patterns:   strings.Fields(*pkgs),
 		Accel:      *accel,
 		VMTimeout:  *vmTimeout,
+		Watchdog:   *watchdog,
 		Plan: vmtest.PlanOptions{
 			TestTimeout:  *testTimeout,
 			BenchTimeout: *benchTimeout,
