@@ -118,14 +118,14 @@ benchstat:
 # reported absent. Prints benchstat tables base against head per mode and
 # every mode side by side at the head against cilium/ebpf's ReadInto, one
 # table per touch variant, and draws plots; OUT names the results
-# directory. COUNT, BENCHTIME, SIZES and RING as for bench.
+# directory. COUNT, BENCHTIME, SIZES, RING and PIN as for bench.
 UP_OUT = $(or $(OUT),$(RESULTS)/upstream-$(STAMP))
 UPSTREAMBENCH = $(GO) run ./internal/upstreambench/cmd/upstreambench
 .PHONY: bench-upstream bench-upstream-tables bench-upstream-plots
 bench-upstream:
 	@$(UPSTREAMBENCH) -upstream "$(UPSTREAM)" $(if $(BASE),-base "$(BASE)") \
 		-count $(COUNT) -benchtime $(BENCHTIME) $(if $(SIZES),-sizes "$(SIZES)") $(if $(RING),-ring $(RING)) \
-		$(if $(PIN),-pin "$(PIN)") -out "$(UP_OUT)"
+		$(if $(TASKSET),-pin "$(TASKSET)") -out "$(UP_OUT)"
 
 # bench-upstream-tables, bench-upstream-plots: bench-upstream's tables and
 # plots from a saved run (IN=its results directory).
