@@ -32,7 +32,6 @@ func NewFloor(r *Ring) *Floor {
 func (f *Floor) Drain(n int, all bool) (sum uint64, err error) {
 	r := f.ring
 	data := unsafe.Pointer(unsafe.SliceData(r.data))
-	mask := r.mask
 	consumer, producer := f.consumer, f.producer
 	got := 0
 	for got < n {
@@ -46,23 +45,17 @@ func (f *Floor) Drain(n int, all bool) (sum uint64, err error) {
 				break
 			}
 		}
-		header := atomic.LoadUint32((*uint32)(unsafe.Add(data, consumer&mask)))
-		if header&busyBit != 0 {
+		next, walked, part, stop := walk(data, r.mask, consumer, producer, n-got, all)
+		consumer, got, sum = next, got+walked, sum+part
+		if stop == stopBusy {
 			err = ErrBusy
 			break
 		}
-		length := header & lengthMask
-		step := recordStep(length)
-		if step > producer-consumer {
-			err = fmt.Errorf("%w: record of %d bytes at position %d runs past the producer at %d",
-				ErrCorrupt, length, consumer, producer)
+		if stop == stopPastProducer {
+			header := atomic.LoadUint32((*uint32)(unsafe.Add(data, consumer&r.mask)))
+			err = pastProducer(header&lengthMask, consumer, producer)
 			break
 		}
-		if header&discardBit == 0 {
-			sum += Touch(unsafe.Slice((*byte)(unsafe.Add(data, consumer&mask+headerSize)), length), all)
-			got++
-		}
-		consumer += step
 	}
 	f.consumer, f.producer = consumer, producer
 	r.publish(consumer)
@@ -70,4 +63,38 @@ func (f *Floor) Drain(n int, all bool) (sum uint64, err error) {
 		return sum, fmt.Errorf("floor: after %d of %d samples: %w", got, n, err)
 	}
 	return sum, nil
+}
+
+// stopReason says why walk returned before taking n samples.
+type stopReason uint8
+
+const (
+	stopNone         stopReason = iota // n samples taken, or the producer reached
+	stopBusy                           // the record at consumer is being written
+	stopPastProducer                   // the record at consumer ends beyond producer
+)
+
+// walk takes up to n samples from consumer on, not beyond producer, and
+// returns the position after the last record it passed. It calls nothing
+// and stores nothing to memory, so that the whole walk stays in registers:
+// Drain's slow paths (reloading the producer position, building errors)
+// live outside it.
+func walk(data unsafe.Pointer, mask, consumer, producer uint64, n int, all bool) (next uint64, got int, sum uint64, stop stopReason) {
+	for got < n && consumer != producer {
+		header := atomic.LoadUint32((*uint32)(unsafe.Add(data, consumer&mask)))
+		if header&busyBit != 0 {
+			return consumer, got, sum, stopBusy
+		}
+		length := header & lengthMask
+		step := recordStep(length)
+		if step > producer-consumer {
+			return consumer, got, sum, stopPastProducer
+		}
+		if header&discardBit == 0 {
+			sum += Touch(unsafe.Slice((*byte)(unsafe.Add(data, consumer&mask+headerSize)), length), all)
+			got++
+		}
+		consumer += step
+	}
+	return consumer, got, sum, stopNone
 }

@@ -2,7 +2,6 @@ package rawring
 
 import (
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"unsafe"
 )
@@ -68,8 +67,7 @@ func (l Lease) ReadSample() (sample []byte, remain int, err error) {
 	length := header & lengthMask
 	step := recordStep(length)
 	if step > producer-consumer {
-		return nil, 0, fmt.Errorf("%w: record of %d bytes at position %d runs past the producer at %d",
-			ErrCorrupt, length, consumer, producer)
+		return nil, 0, pastProducer(length, consumer, producer)
 	}
 	rr.consumer = consumer + step
 	remain = int(producer - rr.consumer)

@@ -120,14 +120,26 @@ func (r *Ring) Close() error {
 }
 
 // loadProducer reads the producer position (an acquire load, so every
-// header below it is visible) and checks it against consumer.
+// header below it is visible) and checks it against consumer. It inlines:
+// the error is built out of line.
 func (r *Ring) loadProducer(consumer uint64) (uint64, error) {
 	producer := atomic.LoadUint64(r.producerPos)
 	if producer-consumer > r.size || producer%8 != 0 {
-		return 0, fmt.Errorf("%w: producer position %d, consumer position %d, ring of %d bytes",
-			ErrCorrupt, producer, consumer, r.size)
+		return 0, r.badProducer(producer, consumer)
 	}
 	return producer, nil
+}
+
+func (r *Ring) badProducer(producer, consumer uint64) error {
+	return fmt.Errorf("%w: producer position %d, consumer position %d, ring of %d bytes",
+		ErrCorrupt, producer, consumer, r.size)
+}
+
+// pastProducer is the error for a header whose record would end beyond
+// the producer position.
+func pastProducer(length uint32, consumer, producer uint64) error {
+	return fmt.Errorf("%w: record of %d bytes at position %d runs past the producer at %d",
+		ErrCorrupt, length, consumer, producer)
 }
 
 // publish hands the space below consumer back to the kernel.
