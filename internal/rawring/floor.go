@@ -15,6 +15,7 @@ type Floor struct {
 	ring     *Ring
 	consumer uint64 // local consumer position: everything below is read
 	producer uint64 // producer position when last loaded
+	sink     uint64 // what the look-ahead loads read, kept so they are not compiled away
 }
 
 // NewFloor starts a Floor at the consumer position the kernel holds.
@@ -45,8 +46,8 @@ func (f *Floor) Drain(n int, all bool) (sum uint64, err error) {
 				break
 			}
 		}
-		next, walked, part, stop := walk(data, r.mask, consumer, producer, n-got, all)
-		consumer, got, sum = next, got+walked, sum+part
+		next, walked, part, stop, sink := walk(data, r.mask, consumer, producer, n-got, all)
+		consumer, got, sum, f.sink = next, got+walked, sum+part, f.sink+sink
 		if stop == stopBusy {
 			err = ErrBusy
 			break
@@ -74,21 +75,38 @@ const (
 	stopPastProducer                   // the record at consumer ends beyond producer
 )
 
+// Look-ahead: walking a ring is a chain of dependent loads, each header
+// giving the next one's address, so the core has one miss in flight at a
+// time. For records of lookAheadMinStep bytes or more, walk also reads the
+// header lookAheadRecords records further on, guessing that the records
+// there are as long as this one; the guess is only a load, never trusted.
+// In BenchmarkRead on an AMD EPYC guest it lifted touch=head at 2 KiB by
+// 29 % (p=0.029, 64 MiB ring) and at 256 B and 1 KiB from about 70 to
+// about 115 Mrec/s (512 KiB ring, in L2); below 256 B it gained nothing
+// significant, so it is off there.
+const (
+	lookAheadRecords = 4
+	lookAheadMinStep = 256
+)
+
 // walk takes up to n samples from consumer on, not beyond producer, and
 // returns the position after the last record it passed. It calls nothing
 // and stores nothing to memory, so that the whole walk stays in registers:
 // Drain's slow paths (reloading the producer position, building errors)
 // live outside it.
-func walk(data unsafe.Pointer, mask, consumer, producer uint64, n int, all bool) (next uint64, got int, sum uint64, stop stopReason) {
+func walk(data unsafe.Pointer, mask, consumer, producer uint64, n int, all bool) (next uint64, got int, sum uint64, stop stopReason, sink uint64) {
 	for got < n && consumer != producer {
 		header := atomic.LoadUint32((*uint32)(unsafe.Add(data, consumer&mask)))
 		if header&busyBit != 0 {
-			return consumer, got, sum, stopBusy
+			return consumer, got, sum, stopBusy, sink
 		}
 		length := header & lengthMask
 		step := recordStep(length)
 		if step > producer-consumer {
-			return consumer, got, sum, stopPastProducer
+			return consumer, got, sum, stopPastProducer, sink
+		}
+		if step >= lookAheadMinStep {
+			sink += uint64(*(*uint32)(unsafe.Add(data, (consumer+lookAheadRecords*step)&mask)))
 		}
 		if header&discardBit == 0 {
 			sum += Touch(unsafe.Slice((*byte)(unsafe.Add(data, consumer&mask+headerSize)), length), all)
@@ -96,5 +114,5 @@ func walk(data unsafe.Pointer, mask, consumer, producer uint64, n int, all bool)
 		}
 		consumer += step
 	}
-	return consumer, got, sum, stopNone
+	return consumer, got, sum, stopNone, sink
 }

@@ -48,6 +48,16 @@ var ringCases = []ringCase{
 		want: 2, wantHead: 11, wantAll: 11, wantAfter: 24 + 16,
 	},
 	{
+		name: "long records, looked ahead of",
+		size: 2048, // the look-ahead of the last record wraps around the ring
+		setup: func(f *fakeRing) {
+			f.put(504, 0, 100) // 63 words from 100
+			f.put(504, 0, 200)
+			f.put(504, 0, 300)
+		},
+		want: 3, wantHead: 600, wantAll: wordSum(100, 63) + wordSum(200, 63) + wordSum(300, 63), wantAfter: 3 * 512,
+	},
+	{
 		name:  "record wrapping around the end",
 		size:  64,
 		start: 48, // header at 48, sample 56..79 wraps to 0..15
@@ -92,6 +102,11 @@ var ringCases = []ringCase{
 		},
 		want: 1, wantErr: ErrCorrupt,
 	},
+}
+
+// wordSum is first + (first+1) + ... over count words.
+func wordSum(first, count uint64) uint64 {
+	return count*first + count*(count-1)/2
 }
 
 // prepare builds c's ring at c.start.
