@@ -177,3 +177,28 @@ func TestFloorResumes(t *testing.T) {
 		t.Errorf("published consumer position %d, want the producer's %d", f.consumer, f.producer)
 	}
 }
+
+func TestTouch(t *testing.T) {
+	sample := make([]byte, 8*9+5) // nine words, then bytes that are no word
+	for i := range 9 {
+		sample[8*i] = byte(i + 1)
+	}
+	sample[8*9] = 0xff
+	for _, tc := range []struct {
+		name   string
+		sample []byte
+		all    bool
+		want   uint64
+	}{
+		{"head", sample, false, 1},
+		{"all words, unrolled and tail", sample, true, 45},
+		{"all of one word", sample[:8], true, 1},
+		{"head of a short sample", sample[:5], false, 0},
+		{"all of a short sample", sample[:5], true, 0},
+		{"empty", nil, true, 0},
+	} {
+		if got := Touch(tc.sample, tc.all); got != tc.want {
+			t.Errorf("%s: Touch = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
