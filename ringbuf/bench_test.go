@@ -347,8 +347,8 @@ func (d libbpfDrainer) drain(n int, all bool) (uint64, error) { return d.Drain(n
 
 // floor: no API at all, the fastest correct loop over the raw mapping we
 // know (rawring.Floor): a local consumer position, one producer load and
-// one consumer store per drain, a walk that stays in registers and reads
-// ahead of records of 256 bytes or more.
+// one consumer store per drain, a walk that stays in registers and, for
+// touch=head, reads two records ahead of records of 256 bytes or more.
 type floorDrainer struct {
 	ring  *rawring.Ring
 	floor *rawring.Floor

@@ -80,12 +80,16 @@ const (
 // time. For records of lookAheadMinStep bytes or more, walk also reads the
 // header lookAheadRecords records further on, guessing that the records
 // there are as long as this one; the guess is only a load, never trusted.
-// In BenchmarkRead on an AMD EPYC guest it lifted touch=head at 2 KiB by
-// 29 % (p=0.029, 64 MiB ring) and at 256 B and 1 KiB from about 70 to
-// about 115 Mrec/s (512 KiB ring, in L2); below 256 B it gained nothing
-// significant, so it is off there.
+// Measured with interleaved BenchmarkRead runs on a 2-core AMD EPYC guest
+// (64 MiB ring unless said), touch=head: 2 records ahead beat 4 by 17 %
+// at 2 KiB (p=0.004) and 8 was worse than none; 4 ahead had beaten none by
+// 29 % at 2 KiB (p=0.029), and roughly doubled 256 B and 1 KiB with a
+// 512 KiB ring; below 256 B nothing changed significantly. With
+// touch=all, where the consumer streams through every byte, it cost
+// (256 B: 14 against 21 Mrec/s without it; 2 KiB: 4.0 against 5.4), so
+// it is off there: a floor may know its consumer, a reader cannot.
 const (
-	lookAheadRecords = 4
+	lookAheadRecords = 2
 	lookAheadMinStep = 256
 )
 
@@ -105,7 +109,7 @@ func walk(data unsafe.Pointer, mask, consumer, producer uint64, n int, all bool)
 		if step > producer-consumer {
 			return consumer, got, sum, stopPastProducer, sink
 		}
-		if step >= lookAheadMinStep {
+		if !all && step >= lookAheadMinStep {
 			sink += uint64(*(*uint32)(unsafe.Add(data, (consumer+lookAheadRecords*step)&mask)))
 		}
 		if header&discardBit == 0 {
