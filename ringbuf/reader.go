@@ -98,7 +98,6 @@ type Reader struct {
 	closedFlag   atomic.Bool // closed, readable without mu by running loops
 	released     bool        // resources freed
 
-	prefetch uint64 // sink for look-ahead loads, so they are not optimised away
 }
 
 // resources are what a Reader holds outside Go's heap. A Reader that is

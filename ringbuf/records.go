@@ -69,7 +69,6 @@ func (r *Reader) yieldBatch(b *batch, rec *Record, limit uint64, yield func(*Rec
 	if limit < end-p {
 		end = p + limit
 	}
-	var prefetch uint64
 	for p < end && !closed.Load() {
 		h := rg.headerAt(p)
 		if h.busy() {
@@ -80,11 +79,6 @@ func (r *Reader) yieldBatch(b *batch, rec *Record, limit uint64, yield func(*Rec
 		if total > b.claim.end-p {
 			b.err = rg.corrupt(p, b.claim.end, h)
 			break
-		}
-		// Touch the ring ahead of the walk, within the claim: the loads
-		// overlap the misses a header walk takes one by one.
-		if ahead := p + lookahead; ahead < end && total < lookaheadBelow {
-			prefetch += rg.touch(ahead)
 		}
 		next := p + total
 		if !h.discarded() {
@@ -103,19 +97,9 @@ func (r *Reader) yieldBatch(b *batch, rec *Record, limit uint64, yield func(*Rec
 			start = r.releasePrefix(b)
 		}
 	}
-	b.pos, b.prefetch = p, b.prefetch+prefetch
+	b.pos = p
 	return true
 }
-
-// lookahead is how far ahead of the walk Records touches the ring, for
-// records shorter than lookaheadBelow. Small records are latency-bound:
-// the loads overlap the header misses. From 1 KiB on the touches cost more
-// than they save (BenchmarkRead, mode=records: at 2048 B about 33 Mrec/s
-// with them, 45 without).
-const (
-	lookahead      = 2048
-	lookaheadBelow = 1024
-)
 
 // batch is a Records loop's claim, read outside mu.
 type batch struct {
@@ -125,7 +109,6 @@ type batch struct {
 	holding  bool
 	busy     bool  // the walk stopped before a busy record
 	err      error // the walk stopped at a corrupt record
-	prefetch uint64
 }
 
 // nextBatch finishes the loop's batch, if it holds one, and claims the
@@ -183,7 +166,6 @@ func (r *Reader) releasePrefix(b *batch) uint64 {
 func (r *Reader) finishBatchLocked(b *batch) {
 	r.users--
 	b.holding = false
-	r.prefetch += b.prefetch
 	r.releaseLocked(b.claim, b.pos)
 }
 

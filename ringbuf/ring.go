@@ -115,13 +115,6 @@ func (rg *ring) sample(pos uint64, length uint32) []byte {
 	return unsafe.Slice((*byte)(p), length)
 }
 
-// touch loads one word at pos without using it, so that the cache line (and
-// its page's TLB entry) is on its way before the walk gets there: a header
-// walk over a large ring is otherwise bound by one miss per record.
-func (rg *ring) touch(pos uint64) uint64 {
-	return *(*uint64)(unsafe.Add(rg.data, pos&rg.mask&^7))
-}
-
 // contains reports whether b points into the data area.
 func (rg *ring) contains(b []byte) bool {
 	if cap(b) == 0 {
