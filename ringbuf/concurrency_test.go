@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ebpf-zc/ebpf/internal/cpustat"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 )
@@ -123,26 +122,7 @@ func TestConcurrentExactlyOnce(t *testing.T) {
 		defer mu.Unlock()
 		return !slices.Contains(received[:], 0)
 	}
-	giveUp := time.Now().Add(10 * time.Second)
-	var producing sync.WaitGroup
-	for _, p := range producers {
-		for cpu := range 2 {
-			producing.Add(1)
-			go func() {
-				defer producing.Done()
-				if unpin, err := cpustat.Pin(cpu); err == nil {
-					defer unpin()
-				}
-				for runs := 0; runs < perCPU || !allServed() && time.Now().Before(giveUp); runs += 500 {
-					if err := p.Run(500); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			}()
-		}
-	}
-	producing.Wait()
+	produceOnBothCPUs(t, producers, perCPU, func() bool { return !allServed() })
 	r.SetDeadline(time.Now().Add(200 * time.Millisecond))
 	within(t, 10*time.Second, "readers", running.Wait)
 

@@ -3,11 +3,14 @@
 package ringbuf
 
 import (
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
+	"github.com/ebpf-zc/ebpf/internal/cpustat"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 
@@ -65,4 +68,33 @@ func produce(tb testing.TB, p *progs.Producer, n int) {
 	if after-before < uint64(n) {
 		tb.Fatalf("producer numbered %d records, want %d", after-before, n)
 	}
+}
+
+// produceOnBothCPUs runs every producer on CPU 0 and CPU 1 at once, each at
+// least runs times and on while more() says so (at most 10 s more), and
+// returns when all are done. more lets a test wait until every reader has
+// had records: on two CPUs shared by many goroutines the scheduler may
+// leave one out for a while.
+func produceOnBothCPUs(t *testing.T, producers []*progs.Producer, runs int, more func() bool) {
+	t.Helper()
+	giveUp := time.Now().Add(10 * time.Second)
+	var producing sync.WaitGroup
+	for _, p := range producers {
+		for cpu := range 2 {
+			producing.Add(1)
+			go func() {
+				defer producing.Done()
+				if unpin, err := cpustat.Pin(cpu); err == nil {
+					defer unpin()
+				}
+				for done := 0; done < runs || more() && time.Now().Before(giveUp); done += 500 {
+					if err := p.Run(500); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+	}
+	producing.Wait()
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/ebpf-zc/ebpf/internal/cpustat"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 )
@@ -118,26 +117,7 @@ func TestMultiReaderExactlyOnce(t *testing.T) {
 		defer mu.Unlock()
 		return received[0] > 0 && received[1] > 0
 	}
-	giveUp := time.Now().Add(10 * time.Second)
-	var producing sync.WaitGroup
-	for _, p := range producers {
-		for cpu := range 2 {
-			producing.Add(1)
-			go func() {
-				defer producing.Done()
-				if unpin, err := cpustat.Pin(cpu); err == nil {
-					defer unpin()
-				}
-				for runs := 0; runs < 10_000 || !allServed() && time.Now().Before(giveUp); runs += 500 {
-					if err := p.Run(500); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			}()
-		}
-	}
-	producing.Wait()
+	produceOnBothCPUs(t, producers, 10_000, func() bool { return !allServed() })
 	mr.SetDeadline(time.Now().Add(200 * time.Millisecond))
 	within(t, 10*time.Second, "loops", running.Wait)
 	for _, err := range errs {

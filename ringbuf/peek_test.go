@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ebpf-zc/ebpf/internal/cpustat"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 )
@@ -171,23 +170,7 @@ func TestPeekBatchConcurrentRevoke(t *testing.T) {
 			deliver(rec.RawSample)
 		}
 	}()
-	var producing sync.WaitGroup
-	for cpu := range 2 {
-		producing.Add(1)
-		go func() {
-			defer producing.Done()
-			if unpin, err := cpustat.Pin(cpu); err == nil {
-				defer unpin()
-			}
-			for range 40 {
-				if err := p.Run(500); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	producing.Wait()
+	produceOnBothCPUs(t, []*progs.Producer{p}, 20_000, func() bool { return false })
 	r.SetDeadline(time.Now().Add(200 * time.Millisecond))
 	within(t, 10*time.Second, "readers", running.Wait)
 	for _, err := range errs {
