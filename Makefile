@@ -73,7 +73,7 @@ test-vms:
 # Prints benchstat tables, each comparing one benchmark and one touch
 # variant against a base column (upstream; copy for records), and plots.
 RB_OUT = $(or $(OUT),$(RESULTS)/ringbuf-$(STAMP).txt)
-RB_MODES = /mode@(upstream copy peek records floor libbpf)
+RB_MODES = /mode@(upstream copy peek records floor lease lease-each libbpf)
 bench: deps-bench
 	@mkdir -p $(dir $(RB_OUT))
 	@echo "make bench: $(if $(TASKSET),pinned to CPU $(PIN) (PIN= to change),not pinned$(if $(PIN), (taskset not found)))"
@@ -89,6 +89,9 @@ bench-tables:
 	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table .config,/touch -row /size -col '$(RB_MODES)' $(IN)
 	@echo; echo "== records against copy"
 	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table .config,/touch -row /size -col '/mode@(copy records)' $(IN)
+	@echo; echo "== records against cilium/ebpf main's lease technique, the floor and libbpf"
+	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table .config,/touch -row /size -col '/mode@(lease records)' $(IN)
+	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table .config,/touch -row /size -col '/mode@(libbpf records)' $(IN)
 	@echo; echo "== end to end: Records with wakeups against NO_WAKEUP and polling"
 	$(BENCHSTAT) -filter '.name:EndToEnd .unit:(Mrec/s OR full-%)' -row /size -col '/wake@(wakeup poll)' $(IN)
 	@echo; echo "== allocations (-benchmem); benchstat's tables of them would be all zero"
