@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package rawring reads a BPF ring buffer over its bare mapping, with no
 // reader API in between. It holds the yardsticks that BenchmarkRead sets
 // next to the ringbuf package's readers: Floor, the fastest correct Go
