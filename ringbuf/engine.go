@@ -336,20 +336,12 @@ type waitState struct {
 // nil means look again.
 func (r *Reader) waitLocked(op *waitState, busy bool) error {
 	r.publishLocked()
-	switch {
-	case r.closed:
-		return ErrClosed
-	case r.err != nil:
+	if r.err != nil && !r.closed {
 		return r.err
-	case r.flushPending > 0:
-		r.flushPending--
-		return ErrFlushed
 	}
-	timeout := time.Duration(-1)
-	if !r.deadline.IsZero() {
-		if timeout = time.Until(r.deadline); timeout <= 0 {
-			return os.ErrDeadlineExceeded
-		}
+	timeout, err := r.timeoutLocked()
+	if err != nil {
+		return err
 	}
 
 	if busy {

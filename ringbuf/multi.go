@@ -37,13 +37,8 @@ type MultiReader struct {
 	turn    atomic.Uint32 // where the next loop starts, so loops spread out
 	cleanup runtime.Cleanup
 
-	deadline     time.Time
-	flushPending int
-	active       int
-	waiters      int
-	wakePending  bool
-	closed       bool
-	released     bool
+	waitRules
+	released bool
 }
 
 // NewMultiReader reads the ring buffer maps given, at least one. A
@@ -177,10 +172,9 @@ func (mr *MultiReader) SetDeadline(t time.Time) {
 func (mr *MultiReader) Flush() error {
 	mr.mu.Lock()
 	defer mr.mu.Unlock()
-	if mr.closed {
-		return ErrClosed
+	if err := mr.flushLocked(); err != nil {
+		return err
 	}
-	mr.flushPending = max(mr.flushPending, mr.active, 1)
 	mr.wakeLocked()
 	return nil
 }
@@ -356,18 +350,9 @@ func (mr *MultiReader) wait(op *waitState, busy bool) error {
 		pinned = pinned || r.consumerPos != r.claimPos
 		r.mu.Unlock()
 	}
-	switch {
-	case mr.closed:
-		return ErrClosed
-	case mr.flushPending > 0:
-		mr.flushPending--
-		return ErrFlushed
-	}
-	timeout := time.Duration(-1)
-	if !mr.deadline.IsZero() {
-		if timeout = time.Until(mr.deadline); timeout <= 0 {
-			return os.ErrDeadlineExceeded
-		}
+	timeout, err := mr.timeoutLocked()
+	if err != nil {
+		return err
 	}
 	if busy {
 		op.busyWaits++
@@ -383,7 +368,6 @@ func (mr *MultiReader) wait(op *waitState, busy bool) error {
 	}
 	mr.waiters++
 	mr.mu.Unlock()
-	var err error
 	if timeout != 0 {
 		err = mr.poller.Wait(timeout)
 	} else {

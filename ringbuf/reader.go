@@ -88,15 +88,10 @@ type Reader struct {
 	peekCursor    atomic.Uint64
 	peekRevoked   atomic.Bool
 
-	deadline     time.Time
-	flushPending int // reads still to end with ErrFlushed
-	active       int // reads and loops in progress
-	waiters      int // goroutines sleeping outside mu
-	users        int // loop bodies and peek views using the mapping outside mu
-	wakePending  bool
-	closed       bool
-	closedFlag   atomic.Bool // closed, readable without mu by running loops
-	released     bool        // resources freed
+	waitRules
+	users      int         // loop bodies and peek views using the mapping outside mu
+	closedFlag atomic.Bool // closed, readable without mu by running loops
+	released   bool        // resources freed
 
 }
 
@@ -209,6 +204,45 @@ func (r *Reader) SetDeadline(t time.Time) {
 	r.wakeWaitersLocked()
 }
 
+// waitRules is what ends a wait, shared by Reader and MultiReader and
+// guarded by the owner's mutex.
+type waitRules struct {
+	deadline     time.Time
+	flushPending int // reads still to end with ErrFlushed
+	active       int // reads and loops in progress
+	waiters      int // goroutines sleeping outside the mutex
+	wakePending  bool
+	closed       bool
+}
+
+// flushLocked is Flush's bookkeeping.
+func (w *waitRules) flushLocked() error {
+	if w.closed {
+		return ErrClosed
+	}
+	w.flushPending = max(w.flushPending, w.active, 1)
+	return nil
+}
+
+// timeoutLocked returns how long a wait may sleep (negative: no limit),
+// or the error that ends it instead: ErrClosed, ErrFlushed (one per
+// pending flush), os.ErrDeadlineExceeded.
+func (w *waitRules) timeoutLocked() (time.Duration, error) {
+	switch {
+	case w.closed:
+		return 0, ErrClosed
+	case w.flushPending > 0:
+		w.flushPending--
+		return 0, ErrFlushed
+	case w.deadline.IsZero():
+		return -1, nil
+	}
+	if timeout := time.Until(w.deadline); timeout > 0 {
+		return timeout, nil
+	}
+	return 0, os.ErrDeadlineExceeded
+}
+
 // Flush makes reads and loops in progress stop waiting: they return the
 // records in the ring, then ErrFlushed. As many reads and loops end so as
 // were in progress, or, with none in progress, the next one to find the
@@ -217,10 +251,9 @@ func (r *Reader) SetDeadline(t time.Time) {
 func (r *Reader) Flush() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed {
-		return ErrClosed
+	if err := r.flushLocked(); err != nil {
+		return err
 	}
-	r.flushPending = max(r.flushPending, r.active, 1)
 	r.wakeWaitersLocked()
 	return nil
 }
