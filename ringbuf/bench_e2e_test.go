@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -154,4 +155,61 @@ func runEndToEnd(b *testing.B, size int, flags uint64) {
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds()/1e6, "Mrec/s")
 	b.ReportMetric(100*float64(dropped)/float64(max(produced, 1)), "full-%")
+}
+
+// BenchmarkWakeBehindHeldView measures how long a record takes to reach a
+// Read blocked in another goroutine while a Peek view pins the consumer
+// position, so that the kernel wakes nobody for it (the reader then looks
+// again every heldClaimPoll). An op is one record: produced with flags 0
+// while the Read sleeps, then received; view-wait-ms is the median
+// latency, held=no the same without a held view (the kernel's wakeup).
+func BenchmarkWakeBehindHeldView(b *testing.B) {
+	for _, held := range []bool{false, true} {
+		b.Run(map[bool]string{false: "held=no", true: "held=yes"}[held], func(b *testing.B) {
+			m, err := progs.NewRing(1 << 20)
+			skipIfNoBPFBench(b, err)
+			b.Cleanup(func() { m.Close() })
+			p, err := progs.NewRingbufProducer(progs.RingbufSpec{Ring: m, Size: 16})
+			skipIfNoBPFBench(b, err)
+			b.Cleanup(func() { p.Close() })
+			rd, err := ringbuf.NewReader(m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { rd.Close() })
+			if held {
+				if err := p.Run(1); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := rd.Peek(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			latencies := make([]time.Duration, 0, b.N)
+			got := make(chan time.Time)
+			go func() {
+				var rec ringbuf.Record
+				for rd.ReadInto(&rec) == nil {
+					got <- time.Now()
+				}
+				close(got)
+			}()
+			b.ResetTimer()
+			for range b.N {
+				time.Sleep(2 * time.Millisecond) // the Read is asleep by now
+				start := time.Now()
+				if err := p.Run(1); err != nil {
+					b.Fatal(err)
+				}
+				end, ok := <-got
+				if !ok {
+					b.Fatal("reader stopped")
+				}
+				latencies = append(latencies, end.Sub(start))
+			}
+			b.StopTimer()
+			slices.Sort(latencies)
+			b.ReportMetric(float64(latencies[len(latencies)/2])/1e6, "view-wait-ms")
+		})
+	}
 }
