@@ -133,7 +133,7 @@ func TestMultiReaderExactlyOnce(t *testing.T) {
 		if err := trackers[i].Check(produced, dropped); err != nil {
 			t.Errorf("ring %d: %v", i, err)
 		}
-		if got, want := mr.rings[i].ring.loadConsumer(), atomicProducer(mr.rings[i]); got != want {
+		if got, want := mr.rings[i].ring.loadConsumer(), atomicProducer(&mr.rings[i]); got != want {
 			t.Errorf("ring %d: kernel's consumer position %d after the loops ended, producer at %d", i, got, want)
 		}
 	}
@@ -145,8 +145,8 @@ func TestMultiReaderExactlyOnce(t *testing.T) {
 	t.Logf("records per loop: %v", received)
 }
 
-func atomicProducer(r *Reader) uint64 {
-	p, _ := r.ring.loadProducer(r.ring.loadConsumer())
+func atomicProducer(c *consumer) uint64 {
+	p, _ := c.ring.loadProducer(c.ring.loadConsumer())
 	return p
 }
 

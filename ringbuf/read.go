@@ -15,25 +15,65 @@ func (r *Reader) Read() (Record, error) {
 func (r *Reader) ReadInto(rec *Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed {
-		return ErrClosed
+	c := &r.rings[0]
+	var (
+		pos, next uint64
+		length    uint32
+		ok        bool
+	)
+	if !r.closed.Load() {
+		pos, length, ok = c.takeReady()
+		next = c.claimPos
 	}
-	pos, length, next, ok := r.takeReadyLocked()
 	if !ok {
-		c, cpos, clength, err := r.claimOneLocked(true)
+		cl, cpos, clength, err := r.claimOneLocked(false)
 		if err != nil {
 			return err
 		}
-		pos, length, next = cpos, clength, c.end
+		pos, length, next = cpos, clength, cl.end
 	}
 	// A Peek view aliases the read-only ring: never copy into it.
-	if int(length) > cap(rec.RawSample) || r.ring.contains(rec.RawSample) {
+	if int(length) > cap(rec.RawSample) || c.ring.contains(rec.RawSample) {
 		rec.RawSample = make([]byte, length)
 	}
 	rec.RawSample = rec.RawSample[:length]
-	copy(rec.RawSample, r.ring.sample(pos, length))
-	rec.Remaining = int(r.producerPos - next)
-	r.publishLocked()
-	r.wakeWaitersLocked() // records behind this one woke nobody
+	copy(rec.RawSample, c.ring.sample(pos, length))
+	rec.Remaining = int(c.producerPos - next)
+	c.publish()
+	if r.wait.Sleeping() && c.ready() {
+		r.wait.Wake() // records behind this one woke nobody
+	}
 	return nil
+}
+
+// claimOneLocked claims the next kept record for Read or Peek, waiting for
+// one; with hold, the caller holds it until it releases it.
+func (r *Reader) claimOneLocked(hold bool) (cl claim, pos uint64, length uint32, err error) {
+	if err := r.wait.Begin(); err != nil {
+		return claim{}, 0, 0, err
+	}
+	defer r.wait.End()
+	c := &r.rings[0]
+	var op waitState
+	for {
+		if r.closed.Load() {
+			return claim{}, 0, 0, ErrClosed
+		}
+		if c.err != nil {
+			return claim{}, 0, 0, c.err
+		}
+		cl, pos, length, ok, busy := c.claimOne(hold)
+		if ok {
+			if hold {
+				r.claimedLocked()
+			}
+			return cl, pos, length, nil
+		}
+		if c.err != nil {
+			return claim{}, 0, 0, c.err
+		}
+		if err := r.waitLocked(&op, busy); err != nil {
+			return claim{}, 0, 0, err
+		}
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +27,10 @@ var (
 	ErrCorrupt = errors.New("ring buffer corrupt")
 	// ErrNotPeeked is returned by Consume when no record is peeked.
 	ErrNotPeeked = errors.New("no record peeked")
+	// ErrConcurrentPeek is returned by PeekInto while another PeekInto is
+	// in progress or a peeked record is not yet consumed: Peek and Consume
+	// serve one goroutine at a time. Nothing is read or consumed.
+	ErrConcurrentPeek = errors.New("concurrent use of Peek: a record is peeked or being peeked")
 )
 
 // maxUnpublished bounds the consumed bytes a Records loop may keep from
@@ -57,65 +60,23 @@ type Record struct {
 //
 // Read and ReadInto copy each record and may be called from several
 // goroutines. Peek, PeekInto and Consume hand out a view into the ring and
-// serve one goroutine at a time. Records may be ranged over by several
-// goroutines at once. SetDeadline, Flush, Close, BufferSize and
-// AvailableBytes may be called from any goroutine at any time. One Reader
-// per map at a time: a Reader opened after another was closed starts
-// where the kernel's consumer position says.
+// serve one goroutine at a time: a second one gets ErrConcurrentPeek.
+// Records may be ranged over by several goroutines at once. SetDeadline,
+// Flush, Close, BufferSize and AvailableBytes may be called from any
+// goroutine at any time. One Reader per map at a time: a Reader opened
+// after another was closed starts where the kernel's consumer position
+// says.
 type Reader struct {
-	mu      sync.Mutex
-	ring    *ring
-	res     *resources
-	cleanup runtime.Cleanup
-	err     error // sticky: a corrupt ring stays corrupt
-
-	consumerPos  uint64 // space below is released by this reader
-	claimPos     uint64 // records below are handed to a caller
-	publishedPos uint64 // consumer position the kernel has from us
-	producerPos  uint64 // producer position last read
-	batchBytes   uint64
-	claims       claimQueue
-	peek         peekState
-
-	// The peeker's batch (peek.go): the claim, under mu, while it lives;
-	// what a revoke left held for the peeker; whether the peeker holds a
-	// view or a batch, counted in users; and the two atomics it meets a
-	// revoker with.
-	peekBatch     claim
-	peekBatchLive bool
-	peekLeft      claim
-	peekUser      bool
-	peekCursor    atomic.Uint64
-	peekRevoked   atomic.Bool
-
-	waitRules
-	users      int         // loop bodies and peek views using the mapping outside mu
-	closedFlag atomic.Bool // closed, readable without mu by running loops
-	released   bool        // resources freed
-
-}
-
-// resources are what a Reader holds outside Go's heap. A Reader that is
-// never closed frees them from a cleanup.
-type resources struct {
-	mapping *mapping
-	poller  *epoll.Poller
-}
-
-func (res *resources) free() error {
-	var err error
-	if res.poller != nil {
-		err = res.poller.Close()
-		res.poller = nil
-	}
-	return errors.Join(err, res.mapping.unmap())
+	engine
+	peeking bool  // a PeekInto is in progress, or its view is held
+	peeked  claim // the held view's claim
 }
 
 // NewReader creates a Reader for a ring buffer map. It starts at the
 // consumer position the map holds, so a pinned or reused ring is read from
 // where its last reader stopped.
 func NewReader(m *ebpf.Map) (*Reader, error) {
-	mapping, rg, err := mapRingMap(m)
+	mp, rg, err := mapRingMap(m)
 	if err != nil {
 		return nil, fmt.Errorf("ringbuf: %w", err)
 	}
@@ -127,12 +88,13 @@ func NewReader(m *ebpf.Map) (*Reader, error) {
 		}
 	}
 	if err != nil {
-		mapping.unmap()
+		mp.unmap()
 		return nil, fmt.Errorf("ringbuf: %w", err)
 	}
-	r, err := newReader(rg, &resources{mapping, poller})
+	res := &resources{poller: poller, mappings: []*mapping{mp}}
+	r, err := newReader(rg, res)
 	if err != nil {
-		return nil, errors.Join(err, poller.Close(), mapping.unmap())
+		return nil, errors.Join(err, res.free())
 	}
 	r.cleanup = runtime.AddCleanup(r, func(res *resources) { res.free() }, r.res)
 	return r, nil
@@ -155,24 +117,16 @@ func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
 
 // newReader starts a Reader on a ring that is already mapped.
 func newReader(rg *ring, res *resources) (*Reader, error) {
-	pos := rg.loadConsumer()
-	if pos%recordAlign != 0 {
-		return nil, fmt.Errorf("ringbuf: %w: consumer position %d is not 8-byte aligned", ErrCorrupt, pos)
+	r := &Reader{}
+	if err := r.init([]*ring{rg}, nil, res); err != nil {
+		return nil, fmt.Errorf("ringbuf: %w", err)
 	}
-	return &Reader{
-		ring:         rg,
-		res:          res,
-		consumerPos:  pos,
-		claimPos:     pos,
-		publishedPos: pos,
-		producerPos:  pos,
-		batchBytes:   min(rg.size/8, maxUnpublished),
-	}, nil
+	return r, nil
 }
 
 // BufferSize returns the size of the ring's data area in bytes.
 func (r *Reader) BufferSize() int {
-	return int(r.ring.size)
+	return int(r.rings[0].ring.size)
 }
 
 // AvailableBytes returns how many bytes of the ring this reader has not
@@ -181,12 +135,12 @@ func (r *Reader) BufferSize() int {
 func (r *Reader) AvailableBytes() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed {
+	if r.released || r.wait.Closed() {
 		return 0
 	}
-	producer := atomic.LoadUint64(r.ring.producerPos)
-	// A peeker's batch publishes what it consumes without telling mu.
-	consumed := max(r.consumerPos, r.ring.loadConsumer())
+	c := &r.rings[0]
+	producer := atomic.LoadUint64(c.ring.producerPos)
+	consumed := c.consumerPos()
 	if producer < consumed {
 		return 0
 	}
@@ -197,66 +151,14 @@ func (r *Reader) AvailableBytes() int {
 // os.ErrDeadlineExceeded. Records already in the ring are returned first.
 // The zero time removes the deadline. It takes effect at once, also for
 // reads that are already waiting.
-func (r *Reader) SetDeadline(t time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.deadline = t
-	r.wakeWaitersLocked()
-}
-
-// waitRules is what ends a wait, shared by Reader and MultiReader and
-// guarded by the owner's mutex.
-type waitRules struct {
-	deadline     time.Time
-	flushPending int // reads still to end with ErrFlushed
-	active       int // reads and loops in progress
-	waiters      int // goroutines sleeping outside the mutex
-	wakePending  bool
-	closed       bool
-}
-
-// flushLocked is Flush's bookkeeping.
-func (w *waitRules) flushLocked() error {
-	if w.closed {
-		return ErrClosed
-	}
-	w.flushPending = max(w.flushPending, w.active, 1)
-	return nil
-}
-
-// timeoutLocked returns how long a wait may sleep (negative: no limit),
-// or the error that ends it instead: ErrClosed, ErrFlushed (one per
-// pending flush), os.ErrDeadlineExceeded.
-func (w *waitRules) timeoutLocked() (time.Duration, error) {
-	switch {
-	case w.closed:
-		return 0, ErrClosed
-	case w.flushPending > 0:
-		w.flushPending--
-		return 0, ErrFlushed
-	case w.deadline.IsZero():
-		return -1, nil
-	}
-	if timeout := time.Until(w.deadline); timeout > 0 {
-		return timeout, nil
-	}
-	return 0, os.ErrDeadlineExceeded
-}
+func (r *Reader) SetDeadline(t time.Time) { r.setDeadline(t) }
 
 // Flush makes reads and loops in progress stop waiting: they return the
 // records in the ring, then ErrFlushed. As many reads and loops end so as
 // were in progress, or, with none in progress, the next one to find the
 // ring empty. Use it to drain records submitted with BPF_RB_NO_WAKEUP,
 // which wake no reader.
-func (r *Reader) Flush() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.flushLocked(); err != nil {
-		return err
-	}
-	r.wakeWaitersLocked()
-	return nil
-}
+func (r *Reader) Flush() error { return r.flush() }
 
 // Close stops the Reader: every blocked read and loop returns ErrClosed.
 // It may be called from any goroutine and more than once. What was
@@ -264,37 +166,4 @@ func (r *Reader) Flush() error {
 // back. The ring stays mapped until the last running loop body returns
 // (what it consumed is published then); a view still held from Peek reads
 // zeros from then on, until Consume releases it.
-func (r *Reader) Close() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return nil
-	}
-	r.revokePeekLocked()
-	r.publishLocked()
-	r.closed = true
-	r.closedFlag.Store(true)
-	r.cleanup.Stop()
-	r.wakeWaitersLocked()
-	return r.releaseResourcesLocked()
-}
-
-// releaseResourcesLocked frees the mapping and the poller of a closed
-// Reader once nobody uses them.
-func (r *Reader) releaseResourcesLocked() error {
-	if !r.closed || r.released || r.waiters > 0 {
-		return nil
-	}
-	switch {
-	case r.users == 0:
-		r.released = true
-		return r.res.free()
-	case r.users == 1 && r.peekUser && r.res.poller != nil:
-		// Only a peek view is left: nobody may read the ring any more,
-		// but the view must not fault. Blank it and free the kernel ring.
-		err := r.res.poller.Close()
-		r.res.poller = nil
-		return errors.Join(err, r.res.mapping.blank())
-	}
-	return nil
-}
+func (r *Reader) Close() error { return r.close() }

@@ -24,60 +24,74 @@ import "iter"
 //
 // Several goroutines may range over the same Reader at once; each record is
 // yielded to exactly one of them. A loop claims a batch of records at a
-// time and hands the rest back if it stops early.
+// time and hands the rest back if it stops early, waking a loop or read
+// that waits for them.
 func (r *Reader) Records() iter.Seq2[*Record, error] {
-	return func(yield func(*Record, error) bool) {
-		var (
-			rec Record
-			b   batch
-			op  waitState
-		)
-		r.mu.Lock()
-		if r.closed {
-			r.mu.Unlock()
-			yield(nil, ErrClosed)
+	return r.records
+}
+
+// records is the loop of Reader.Records and MultiReader.Records.
+func (e *engine) records(yield func(*Record, error) bool) {
+	var (
+		rec Record
+		b   batch
+		op  waitState
+	)
+	e.mu.Lock()
+	err := e.wait.Begin()
+	e.mu.Unlock()
+	if err != nil {
+		yield(nil, err)
+		return
+	}
+	// mu is never held while the body runs, so this runs the same way on
+	// break, on return and when the body panics.
+	defer e.endLoop(&b)
+	for {
+		if err := e.nextBatch(&b, &op); err != nil {
+			yield(nil, err)
 			return
 		}
-		r.active++
-		r.mu.Unlock()
-		// mu is never held while the body runs, so this runs the same way
-		// on break, on return and when the body panics.
-		defer r.endLoop(&b)
-		for {
-			if err := r.nextBatch(&b, &op); err != nil {
-				yield(nil, err)
-				return
-			}
-			if !r.yieldBatch(&b, &rec, ^uint64(0), yield) {
-				return
-			}
+		if e.keys != nil {
+			rec.Ring = e.keys[b.ring]
+		}
+		if !e.yieldBatch(&b, &rec, yield) {
+			return
 		}
 	}
 }
 
-// yieldBatch yields the records of b's claim from b.pos on, at most limit
-// bytes of them, and reports whether the loop body asked for more. It
-// stops early before a busy record, at a corrupt one (in b.busy, b.err)
-// and once the Reader is closed.
+// batch is a loop's claim on one ring, read outside mu.
+type batch struct {
+	ring     int // index in engine.rings
+	claim    claim
+	pos      uint64 // records below are consumed
+	limit    uint64 // the walk ends at the first record boundary from here
+	producer uint64 // producer position when claimed
+	holding  bool
+	busy     bool  // the walk stopped before a busy record
+	err      error // the walk stopped at a corrupt record
+}
+
+// yieldBatch yields b's records from b.pos on, and reports whether the
+// loop body asked for more. It stops at b.limit, before a busy record, at
+// a corrupt one (in b.busy, b.err) and once the engine is closed.
 //
 // The hot loop: one header load per record; nothing is called but yield
 // and methods that inline. The checks keep every read inside the claim
 // even if the ring changes under us.
-func (r *Reader) yieldBatch(b *batch, rec *Record, limit uint64, yield func(*Record, error) bool) bool {
-	rg, closed, batchBytes := r.ring, &r.closedFlag, r.batchBytes
-	p, start, end := b.pos, b.claim.start, b.claim.end
-	if limit < end-p {
-		end = p + limit
-	}
-	for p < end && !closed.Load() {
+func (e *engine) yieldBatch(b *batch, rec *Record, yield func(*Record, error) bool) bool {
+	rg, closed := e.rings[b.ring].ring, &e.closed
+	p, limit, end := b.pos, b.limit, b.claim.end
+	for p < limit && !closed.Load() {
 		h := rg.headerAt(p)
 		if h.busy() {
 			b.busy = true // claimed without a walk: a producer is still writing
 			break
 		}
 		total := h.total()
-		if total > b.claim.end-p {
-			b.err = rg.corrupt(p, b.claim.end, h)
+		if total > end-p {
+			b.err = rg.corrupt(p, end, h)
 			break
 		}
 		next := p + total
@@ -90,94 +104,101 @@ func (r *Reader) yieldBatch(b *batch, rec *Record, limit uint64, yield func(*Rec
 			}
 		}
 		p = next
-		if p-start >= batchBytes && p < b.claim.end {
-			// A long claim gives back what it read as it goes, so the
-			// kernel never waits for more than batchBytes.
-			b.pos = p
-			start = r.releasePrefix(b)
-		}
 	}
 	b.pos = p
 	return true
 }
 
-// batch is a Records loop's claim, read outside mu.
-type batch struct {
-	claim    claim
-	pos      uint64 // records below are consumed
-	producer uint64 // producer position when claimed
-	holding  bool
-	busy     bool  // the walk stopped before a busy record
-	err      error // the walk stopped at a corrupt record
-}
-
-// nextBatch finishes the loop's batch, if it holds one, and claims the
-// next, waiting for records as a read does.
-func (r *Reader) nextBatch(b *batch, op *waitState) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// nextBatch ends the loop's batch, if it holds one, and claims the next,
+// waiting for records as a read does.
+func (e *engine) nextBatch(b *batch, op *waitState) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	stalled := false
 	if b.holding {
-		yielded := b.pos > b.claim.start
-		r.finishBatchLocked(b)
-		if b.err != nil && r.err == nil {
-			r.err = b.err
-		}
-		if b.busy && !yielded && b.err == nil {
-			// Nothing before the busy record: wait for its producer
-			// instead of claiming it again at once.
-			if err := r.waitLocked(op, true); err != nil {
-				return err
-			}
-		}
-		b.busy, b.err = false, nil
+		// Nothing before a busy record: wait for its producer instead of
+		// claiming it again at once.
+		stalled = b.busy && b.pos == b.claim.start && b.err == nil
+		e.finishLocked(b)
 	}
 	for {
-		if r.closed {
-			r.publishLocked()
+		if e.closed.Load() {
 			return ErrClosed
 		}
-		c, _, _, ok, busy, _ := r.claimLocked(false, false)
-		if ok {
-			*b = batch{claim: c, pos: c.start, producer: r.producerPos, holding: true}
-			r.users++
-			if r.consumerPos-r.publishedPos >= r.batchBytes {
-				r.publishLocked()
+		if !stalled {
+			ok, busy, err := e.claimBatchLocked(b)
+			if ok || err != nil {
+				return err
 			}
-			return nil
+			stalled = busy
 		}
-		if err := r.waitLocked(op, busy); err != nil {
+		if err := e.waitLocked(op, stalled); err != nil {
 			return err
 		}
+		stalled = false
 	}
 }
 
-// releasePrefix releases the part of the loop's claim below b.pos and
-// publishes it, and returns where the claim now starts.
-func (r *Reader) releasePrefix(b *batch) uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	b.claim = r.releasePrefixLocked(b.claim, b.pos)
-	r.publishLocked()
-	return b.claim.start
+// claimBatchLocked claims a batch from the first ring that has records,
+// starting where the last batch's ring left off, so that rings take turns:
+// at most one batch of min(size/8, 256 KiB) (and the record crossing it)
+// from each ring per turn.
+func (e *engine) claimBatchLocked(b *batch) (ok, busy bool, err error) {
+	alone := e.wait.Active() == 1
+	for k := range e.rings {
+		i := (e.turn + k) % len(e.rings)
+		c := &e.rings[i]
+		if c.err != nil {
+			return false, false, e.ringErr(i, c.err)
+		}
+		cl, ok, ringBusy := c.claimBatch(alone)
+		if c.err != nil {
+			return false, false, e.ringErr(i, c.err)
+		}
+		if !ok {
+			busy = busy || ringBusy
+			continue
+		}
+		e.turn = i + 1
+		*b = batch{
+			ring:     i,
+			claim:    cl,
+			pos:      cl.start,
+			limit:    min(cl.end, cl.start+c.batchBytes),
+			producer: c.producerPos,
+			holding:  true,
+		}
+		e.claimedLocked()
+		return true, false, nil
+	}
+	return false, busy, nil
 }
 
-// finishBatchLocked releases a loop's batch: consumed up to b.pos, the
-// rest given back.
-func (r *Reader) finishBatchLocked(b *batch) {
-	r.users--
+// finishLocked ends a loop's batch: consumed up to b.pos, the rest given
+// back, and the consumer position published, so the kernel never waits
+// for more than a batch.
+func (e *engine) finishLocked(b *batch) {
+	c := &e.rings[b.ring]
 	b.holding = false
-	r.releaseLocked(b.claim, b.pos)
+	if b.err != nil && c.err == nil {
+		c.err = b.err
+	}
+	gaveBack := c.release(b.claim, b.pos)
+	if !e.released {
+		c.publish()
+	}
+	e.releasedLocked(c, gaveBack)
 }
 
-// endLoop ends a Records loop however it stops: its batch is released and
-// what it consumed published.
-func (r *Reader) endLoop(b *batch) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// endLoop ends a loop however it stops: its batch is released and what it
+// consumed published.
+func (e *engine) endLoop(b *batch) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if b.holding {
-		r.finishBatchLocked(b)
+		e.finishLocked(b)
 	}
-	r.active--
-	r.publishLocked()
-	r.releaseResourcesLocked()
+	e.wait.End()
+	e.publishAllLocked()
+	e.releaseLocked()
 }

@@ -64,7 +64,7 @@ func (f *fakeRing) reader(tb testing.TB) (*Reader, error) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r, err := newReader(rg, &resources{&mapping{}, poller})
+	r, err := newReader(rg, &resources{poller: poller, mappings: []*mapping{{}}})
 	if err != nil {
 		poller.Close()
 		return nil, err
@@ -287,8 +287,9 @@ func TestFakeRingPublishesConsumerPosition(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = rec
-		if lag := r.consumerPos - atomic.LoadUint64(&f.positions[0]); lag > r.batchBytes {
-			t.Fatalf("kernel's consumer position lags by %d bytes, bound %d", lag, r.batchBytes)
+		c := &r.rings[0]
+		if lag := c.consumerPos() - atomic.LoadUint64(&f.positions[0]); lag > c.batchBytes {
+			t.Fatalf("kernel's consumer position lags by %d bytes, bound %d", lag, c.batchBytes)
 		}
 		if n := r.AvailableBytes(); n != 0 {
 			t.Fatalf("AvailableBytes %d after reading everything", n)

@@ -1,0 +1,179 @@
+package epoll
+
+import (
+	"os"
+	"sync"
+	"time"
+)
+
+// Waiter is where the goroutines of one reader wait for records: the rules
+// that end a wait (Close, Flush, the deadline) and the sleep itself. It is
+// guarded by its owner's mutex: every method runs with that mutex held,
+// and Sleep gives it up while it sleeps.
+//
+// One sleeper at a time waits in epoll; the others wait on a channel that
+// Wake closes. A wake-up is therefore state, re-checked under the mutex,
+// never a counter: the eventfd is written only for the goroutine in epoll
+// and read back by that goroutine alone, so it is consumed once however
+// many goroutines wait, and nobody spins on a wake-up left behind. When
+// the epoll sleeper returns it wakes the others, one of whom takes its
+// place once it finds nothing to read.
+type Waiter struct {
+	mu      *sync.Mutex
+	poller  *Poller
+	flushed error // the owner's ErrFlushed
+
+	deadline     time.Time
+	flushPending int // reads and loops still to end with flushed
+	active       int // reads and loops in progress
+	closed       bool
+
+	polling   bool          // a sleeper waits in epoll
+	pollWoken bool          // the eventfd was written for it
+	sleepers  int           // sleepers waiting on wake
+	unbounded int           // sleepers, in epoll or not, with no time limit
+	wake      chan struct{} // closed by Wake; made by the first sleeper after
+}
+
+// NewWaiter returns a Waiter that sleeps on poller, guarded by mu. A read
+// that Flush ends returns flushed.
+func NewWaiter(mu *sync.Mutex, poller *Poller, flushed error) *Waiter {
+	return &Waiter{mu: mu, poller: poller, flushed: flushed}
+}
+
+// Begin counts a read or loop in progress, or returns os.ErrClosed.
+func (w *Waiter) Begin() error {
+	if w.closed {
+		return os.ErrClosed
+	}
+	w.active++
+	return nil
+}
+
+// End ends what Begin counted.
+func (w *Waiter) End() { w.active-- }
+
+// Active returns how many reads and loops are in progress.
+func (w *Waiter) Active() int { return w.active }
+
+// Closed reports whether Close was called.
+func (w *Waiter) Closed() bool { return w.closed }
+
+// Idle reports whether no goroutine sleeps: the poller may be closed.
+func (w *Waiter) Idle() bool { return !w.polling && w.sleepers == 0 }
+
+// Check is called by a read that found nothing to read. It returns how
+// long the read may sleep (negative: no limit), or the error that ends it:
+// os.ErrClosed, the flush error (once per read or loop Flush counted),
+// os.ErrDeadlineExceeded.
+func (w *Waiter) Check() (time.Duration, error) {
+	switch {
+	case w.closed:
+		return 0, os.ErrClosed
+	case w.flushPending > 0:
+		w.flushPending--
+		return 0, w.flushed
+	case w.deadline.IsZero():
+		return -1, nil
+	}
+	if timeout := time.Until(w.deadline); timeout > 0 {
+		return timeout, nil
+	}
+	return 0, os.ErrDeadlineExceeded
+}
+
+// Sleep gives up the mutex until a record may have arrived, Wake is
+// called, or timeout passes (negative: no limit). The caller re-checks
+// everything afterwards: Sleep says nothing about why it returned.
+func (w *Waiter) Sleep(timeout time.Duration) {
+	if timeout < 0 {
+		w.unbounded++
+		defer func() { w.unbounded-- }()
+	}
+	if !w.polling {
+		w.polling = true
+		w.mu.Unlock()
+		w.poller.Wait(timeout) // any error: the caller looks again
+		w.mu.Lock()
+		w.polling = false
+		if w.pollWoken {
+			w.poller.Drain()
+			w.pollWoken = false
+		}
+		w.wakeSleepers() // one of them waits in epoll next
+		return
+	}
+	if w.wake == nil {
+		w.wake = make(chan struct{})
+	}
+	wake := w.wake
+	w.sleepers++
+	w.mu.Unlock()
+	if timeout < 0 {
+		<-wake
+	} else {
+		timer := time.NewTimer(timeout)
+		select {
+		case <-wake:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+	w.mu.Lock()
+	w.sleepers--
+}
+
+// Wake makes every sleeper return and look again.
+func (w *Waiter) Wake() {
+	if w.polling && !w.pollWoken {
+		if w.poller.Wake() == nil {
+			w.pollWoken = true
+		}
+	}
+	w.wakeSleepers()
+}
+
+func (w *Waiter) wakeSleepers() {
+	if w.wake != nil {
+		close(w.wake)
+		w.wake = nil
+	}
+}
+
+// Sleeping reports whether any goroutine sleeps, so that a caller that
+// made records available to others wakes them only when someone waits.
+func (w *Waiter) Sleeping() bool { return w.polling || w.sleepers > 0 }
+
+// WakeUnbounded wakes the sleepers only if one sleeps with no time limit,
+// so that it chooses its limit again: the owner calls it when a sleep
+// that had none should now have one.
+func (w *Waiter) WakeUnbounded() {
+	if w.unbounded > 0 {
+		w.Wake()
+	}
+}
+
+// SetDeadline sets when waits end with os.ErrDeadlineExceeded; the zero
+// time removes the deadline. Sleepers choose their limit again.
+func (w *Waiter) SetDeadline(t time.Time) {
+	w.deadline = t
+	w.Wake()
+}
+
+// Flush makes the reads and loops in progress, or with none the next one,
+// end their wait with the flush error once they find nothing to read.
+func (w *Waiter) Flush() error {
+	if w.closed {
+		return os.ErrClosed
+	}
+	w.flushPending = max(w.flushPending, w.active, 1)
+	w.Wake()
+	return nil
+}
+
+// Close makes every wait end with os.ErrClosed. The owner frees the
+// poller once Idle.
+func (w *Waiter) Close() {
+	w.closed = true
+	w.Wake()
+}
