@@ -148,7 +148,7 @@ func (e *engine) waitLocked(op *waitState, busy bool) error {
 		if c.err != nil {
 			return e.ringErr(i, c.err)
 		}
-		pinned = pinned || len(c.claims) > 0
+		pinned = pinned || !c.claims.Empty()
 	}
 	if pinned && (timeout < 0 || timeout > heldClaimPoll) {
 		timeout = heldClaimPoll

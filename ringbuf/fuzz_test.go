@@ -105,8 +105,8 @@ func FuzzRing(f *testing.F) {
 				break
 			}
 		}
-		if c := &r.rings[0]; len(c.claims) != 0 && c.err == nil {
-			t.Fatalf("claims left after every read returned: %+v", c.claims)
+		if c := &r.rings[0]; !c.claims.Empty() && c.err == nil {
+			t.Fatalf("claims left after every read returned: %s", &c.claims)
 		}
 		r.Close()
 	})

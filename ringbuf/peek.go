@@ -34,7 +34,7 @@ func (r *Reader) PeekInto(rec *Record) error {
 	c := &r.rings[0]
 	c.publish() // discarded records skipped on the way
 	rec.RawSample = c.ring.sample(pos, length)
-	rec.Remaining = int(c.producerPos - cl.end)
+	rec.Remaining = int(c.producerPos - cl.End)
 	return nil
 }
 
@@ -60,7 +60,7 @@ func (r *Reader) Consume() error {
 		return ErrClosed
 	}
 	c := &r.rings[0]
-	gaveBack := c.release(r.peeked, r.peeked.end)
+	gaveBack := c.claims.Release(r.peeked, r.peeked.End)
 	c.publish()
 	r.releasedLocked(c, gaveBack)
 	return nil

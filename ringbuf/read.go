@@ -23,14 +23,14 @@ func (r *Reader) ReadInto(rec *Record) error {
 	)
 	if !r.closed.Load() {
 		pos, length, ok = c.takeReady()
-		next = c.claimPos
+		next = c.claims.Pos()
 	}
 	if !ok {
 		cl, cpos, clength, err := r.claimOneLocked(false)
 		if err != nil {
 			return err
 		}
-		pos, length, next = cpos, clength, cl.end
+		pos, length, next = cpos, clength, cl.End
 	}
 	// A Peek view aliases the read-only ring: never copy into it.
 	if int(length) > cap(rec.RawSample) || c.ring.contains(rec.RawSample) {

@@ -140,7 +140,7 @@ func (r *Reader) AvailableBytes() int {
 	}
 	c := &r.rings[0]
 	producer := atomic.LoadUint64(c.ring.producerPos)
-	consumed := c.consumerPos()
+	consumed := c.claims.ConsumerPos()
 	if producer < consumed {
 		return 0
 	}

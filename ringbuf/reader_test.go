@@ -310,7 +310,7 @@ func TestWraparoundOddSizes(t *testing.T) {
 			}
 		}
 	}
-	if pos := r.rings[0].consumerPos(); pos < 50*4096 {
+	if pos := r.rings[0].claims.ConsumerPos(); pos < 50*4096 {
 		t.Fatalf("only %d bytes went through the ring: no wraparound tested", pos)
 	}
 }

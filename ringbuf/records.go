@@ -82,7 +82,7 @@ type batch struct {
 // even if the ring changes under us.
 func (e *engine) yieldBatch(b *batch, rec *Record, yield func(*Record, error) bool) bool {
 	rg, closed := e.rings[b.ring].ring, &e.closed
-	p, limit, end := b.pos, b.limit, b.claim.end
+	p, limit, end := b.pos, b.limit, b.claim.End
 	for p < limit && !closed.Load() {
 		h := rg.headerAt(p)
 		if h.busy() {
@@ -118,7 +118,7 @@ func (e *engine) nextBatch(b *batch, op *waitState) error {
 	if b.holding {
 		// Nothing before a busy record: wait for its producer instead of
 		// claiming it again at once.
-		stalled = b.busy && b.pos == b.claim.start && b.err == nil
+		stalled = b.busy && b.pos == b.claim.Start && b.err == nil
 		e.finishLocked(b)
 	}
 	for {
@@ -163,8 +163,8 @@ func (e *engine) claimBatchLocked(b *batch) (ok, busy bool, err error) {
 		*b = batch{
 			ring:     i,
 			claim:    cl,
-			pos:      cl.start,
-			limit:    min(cl.end, cl.start+c.batchBytes),
+			pos:      cl.Start,
+			limit:    min(cl.End, cl.Start+c.batchBytes),
 			producer: c.producerPos,
 			holding:  true,
 		}
@@ -183,7 +183,7 @@ func (e *engine) finishLocked(b *batch) {
 	if b.err != nil && c.err == nil {
 		c.err = b.err
 	}
-	gaveBack := c.release(b.claim, b.pos)
+	gaveBack := c.claims.Release(b.claim, b.pos)
 	if !e.released {
 		c.publish()
 	}

@@ -288,7 +288,7 @@ func TestFakeRingPublishesConsumerPosition(t *testing.T) {
 		}
 		_ = rec
 		c := &r.rings[0]
-		if lag := c.consumerPos() - atomic.LoadUint64(&f.positions[0]); lag > c.batchBytes {
+		if lag := c.claims.ConsumerPos() - atomic.LoadUint64(&f.positions[0]); lag > c.batchBytes {
 			t.Fatalf("kernel's consumer position lags by %d bytes, bound %d", lag, c.batchBytes)
 		}
 		if n := r.AvailableBytes(); n != 0 {

@@ -1,0 +1,172 @@
+//go:build linux
+
+package epoll
+
+import (
+	"errors"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var errFlushed = errors.New("flushed")
+
+func newTestWaiter(t *testing.T) (*Waiter, *sync.Mutex) {
+	t.Helper()
+	p, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	mu := new(sync.Mutex)
+	return NewWaiter(mu, p, errFlushed), mu
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// sleepUntil runs n goroutines that each sleep on w until done() says so,
+// counting their returns from Sleep.
+func sleepUntil(w *Waiter, mu *sync.Mutex, n int, done func() bool) (wakes *int, wg *sync.WaitGroup) {
+	wakes, wg = new(int), new(sync.WaitGroup)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mu.Lock()
+			defer mu.Unlock()
+			for !done() {
+				w.Sleep(-1)
+				*wakes++
+			}
+		}()
+	}
+	return wakes, wg
+}
+
+// TestWakeConsumedOnce: after a wake, sleepers that find nothing to do go
+// back to sleep and stay asleep: the wake-up is not left pending.
+func TestWakeConsumedOnce(t *testing.T) {
+	w, mu := newTestWaiter(t)
+	stop := false
+	wakes, wg := sleepUntil(w, mu, 4, func() bool { return stop })
+	time.Sleep(20 * time.Millisecond)
+	mu.Lock()
+	w.Wake()
+	mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+
+	mu.Lock()
+	before := *wakes
+	mu.Unlock()
+	cpu := processCPU()
+	time.Sleep(300 * time.Millisecond)
+	used := processCPU() - cpu
+	mu.Lock()
+	after := *wakes
+	stop = true
+	w.Wake()
+	mu.Unlock()
+	wg.Wait()
+
+	if after != before {
+		t.Errorf("%d returns from Sleep with nothing woken", after-before)
+	}
+	if used > 15*time.Millisecond {
+		t.Errorf("four idle sleepers used %v of CPU in 300 ms", used)
+	}
+}
+
+// TestEverySleeperWakes: Wake reaches the one in epoll and the ones on the
+// channel, and Close ends them for good.
+func TestEverySleeperWakes(t *testing.T) {
+	w, mu := newTestWaiter(t)
+	released := 0
+	wakes, wg := sleepUntil(w, mu, 3, func() bool {
+		if w.Closed() {
+			released++
+			return true
+		}
+		return false
+	})
+	time.Sleep(20 * time.Millisecond)
+	mu.Lock()
+	if !w.Sleeping() || w.Idle() {
+		t.Error("three sleepers, but the waiter says nobody sleeps")
+	}
+	w.Close()
+	mu.Unlock()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not wake every sleeper")
+	}
+	if released != 3 || *wakes != 3 {
+		t.Fatalf("%d sleepers ended after %d wakes, want 3 and 3", released, *wakes)
+	}
+	if !w.Idle() {
+		t.Fatal("waiter not idle after every sleeper left")
+	}
+}
+
+func TestCheck(t *testing.T) {
+	w, mu := newTestWaiter(t)
+	mu.Lock()
+	defer mu.Unlock()
+	if d, err := w.Check(); d >= 0 || err != nil {
+		t.Fatalf("no deadline: %v %v", d, err)
+	}
+	w.SetDeadline(time.Now().Add(-time.Second))
+	if _, err := w.Check(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("past deadline: %v", err)
+	}
+	w.SetDeadline(time.Time{})
+	// Flush with two reads in progress ends two waits, then no more.
+	w.Begin()
+	w.Begin()
+	w.Flush()
+	for range 2 {
+		if _, err := w.Check(); err != errFlushed {
+			t.Fatalf("after Flush: %v", err)
+		}
+	}
+	if _, err := w.Check(); err != nil {
+		t.Fatalf("a third wait after Flush of two: %v", err)
+	}
+	w.Close()
+	if _, err := w.Check(); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("after Close: %v", err)
+	}
+	if err := w.Begin(); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("Begin after Close: %v", err)
+	}
+}
+
+// TestSleepTimesOut: a bounded sleep returns by itself, in epoll or not.
+func TestSleepTimesOut(t *testing.T) {
+	w, mu := newTestWaiter(t)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mu.Lock()
+			w.Sleep(10 * time.Millisecond)
+			mu.Unlock()
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("bounded sleeps did not return")
+	}
+}
