@@ -30,96 +30,39 @@ func (r *Reader) Records() iter.Seq2[*Record, error] {
 	return r.records
 }
 
-// records is the loop of Reader.Records and MultiReader.Records.
+// records is the loop of Reader.Records and MultiReader.Records: the
+// loop of Batches, with a Record for each sample.
 func (e *engine) records(yield func(*Record, error) bool) {
-	var (
-		rec Record
-		b   batch
-		op  waitState
-	)
-	e.mu.Lock()
-	err := e.wait.Begin()
-	e.mu.Unlock()
-	if err != nil {
-		yield(nil, err)
-		return
-	}
-	// mu is never held while the body runs, so this runs the same way on
-	// break, on return and when the body panics.
-	defer e.endLoop(&b)
-	for {
-		if err := e.nextBatch(&b, &op); err != nil {
+	var rec Record
+	for b, err := range e.batches {
+		if err != nil {
 			yield(nil, err)
 			return
 		}
-		if e.keys != nil {
-			rec.Ring = e.keys[b.ring]
-		}
-		if !e.yieldBatch(&b, &rec, yield) {
-			return
-		}
-	}
-}
-
-// batch is a loop's claim on one ring, read outside mu.
-type batch struct {
-	ring     int // index in engine.rings
-	claim    claim
-	pos      uint64 // records below are consumed
-	limit    uint64 // the walk ends at the first record boundary from here
-	producer uint64 // producer position when claimed
-	holding  bool
-	busy     bool  // the walk stopped before a busy record
-	err      error // the walk stopped at a corrupt record
-}
-
-// yieldBatch yields b's records from b.pos on, and reports whether the
-// loop body asked for more. It stops at b.limit, before a busy record, at
-// a corrupt one (in b.busy, b.err) and once the engine is closed.
-//
-// The hot loop: one header load per record; nothing is called but yield
-// and methods that inline. The checks keep every read inside the claim
-// even if the ring changes under us.
-func (e *engine) yieldBatch(b *batch, rec *Record, yield func(*Record, error) bool) bool {
-	rg, closed := e.rings[b.ring].ring, &e.closed
-	p, limit, end := b.pos, b.limit, b.claim.End
-	for p < limit && !closed.Load() {
-		h := rg.headerAt(p)
-		if h.busy() {
-			b.busy = true // claimed without a walk: a producer is still writing
-			break
-		}
-		total := h.total()
-		if total > end-p {
-			b.err = rg.corrupt(p, end, h)
-			break
-		}
-		next := p + total
-		if !h.discarded() {
-			rec.RawSample = rg.sample(p, h.length())
-			rec.Remaining = int(b.producer - next)
-			b.pos = next // consumed once handed out, whatever the body does
-			if !yield(rec, nil) {
-				return false
+		rec.Ring = b.key
+		for sample := range b.Samples() {
+			rec.RawSample = sample
+			rec.Remaining = int(b.producer - b.pos)
+			if !yield(&rec, nil) {
+				return
+			}
+			if e.closed.Load() {
+				break // the rest of the batch goes back; the next claim says ErrClosed
 			}
 		}
-		p = next
 	}
-	b.pos = p
-	return true
 }
 
 // nextBatch ends the loop's batch, if it holds one, and claims the next,
 // waiting for records as a read does.
-func (e *engine) nextBatch(b *batch, op *waitState) error {
+func (e *engine) nextBatch(b *Batch, op *waitState) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	stalled := false
 	if b.holding {
 		// Nothing before a busy record: wait for its producer instead of
 		// claiming it again at once.
-		stalled = b.busy && b.pos == b.claim.Start && b.err == nil
-		e.finishLocked(b)
+		stalled = e.finishLocked(b) && b.pos == b.claim.Start
 	}
 	for {
 		if e.closed.Load() {
@@ -143,7 +86,7 @@ func (e *engine) nextBatch(b *batch, op *waitState) error {
 // starting where the last batch's ring left off, so that rings take turns:
 // at most one batch of min(size/8, 256 KiB) (and the record crossing it)
 // from each ring per turn.
-func (e *engine) claimBatchLocked(b *batch) (ok, busy bool, err error) {
+func (e *engine) claimBatchLocked(b *Batch) (ok, busy bool, err error) {
 	alone := e.wait.Active() == 1
 	for k := range e.rings {
 		i := (e.turn + k) % len(e.rings)
@@ -160,13 +103,17 @@ func (e *engine) claimBatchLocked(b *batch) (ok, busy bool, err error) {
 			continue
 		}
 		e.turn = i + 1
-		*b = batch{
-			ring:     i,
+		*b = Batch{
+			ring:     c.ring,
+			index:    i,
 			claim:    cl,
 			pos:      cl.Start,
 			limit:    min(cl.End, cl.Start+c.batchBytes),
 			producer: c.producerPos,
 			holding:  true,
+		}
+		if e.keys != nil {
+			b.key = e.keys[i]
 		}
 		e.claimedLocked()
 		return true, false, nil
@@ -176,23 +123,32 @@ func (e *engine) claimBatchLocked(b *batch) (ok, busy bool, err error) {
 
 // finishLocked ends a loop's batch: consumed up to b.pos, the rest given
 // back, and the consumer position published, so the kernel never waits
-// for more than a batch.
-func (e *engine) finishLocked(b *batch) {
-	c := &e.rings[b.ring]
+// for more than a batch. It reports whether the walk stopped before a
+// record a producer is still writing; one that stopped at a corrupt record
+// leaves the ring's error.
+func (e *engine) finishLocked(b *Batch) (busy bool) {
+	c := &e.rings[b.index]
 	b.holding = false
-	if b.err != nil && c.err == nil {
-		c.err = b.err
+	if b.pos < b.limit && !e.released {
+		// The walk stopped early: a break, or a record it could not take.
+		switch h := c.ring.headerAt(b.pos); {
+		case h.busy():
+			busy = true
+		case h.total() > b.claim.End-b.pos && c.err == nil:
+			c.err = c.ring.corrupt(b.pos, b.claim.End, h)
+		}
 	}
 	gaveBack := c.claims.Release(b.claim, b.pos)
 	if !e.released {
 		c.publish()
 	}
 	e.releasedLocked(c, gaveBack)
+	return busy
 }
 
 // endLoop ends a loop however it stops: its batch is released and what it
 // consumed published.
-func (e *engine) endLoop(b *batch) {
+func (e *engine) endLoop(b *Batch) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if b.holding {

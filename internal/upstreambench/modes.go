@@ -37,6 +37,7 @@ var Modes = []Mode{
 	{Name: "copy", What: "our Reader.ReadInto, a copy per record", Ours: true},
 	{Name: "peek", What: "our PeekInto and Consume", Ours: true},
 	{Name: "records", What: "our Records iterator", Ours: true},
+	{Name: "batch", What: "our Batches iterator, each batch's Samples inlined", Ours: true},
 }
 
 // Plan is what one side runs and what it lacks.

@@ -70,7 +70,7 @@ func TestNewPlanAndGenerate(t *testing.T) {
 		{
 			name:      "main's API, our module compiles",
 			ours:      true,
-			run:       []string{"upstream", "lease-batch", "lease-each", "copy", "peek", "records"},
+			run:       []string{"upstream", "lease-batch", "lease-each", "copy", "peek", "records", "batch"},
 			generated: []string{"drainbench.OpenUpstream", "openLease(false)", "openLease(true)", "ours.Modes", "lease.Commit()"},
 			omitted:   []string{"// Absent:"},
 		},
@@ -78,7 +78,7 @@ func TestNewPlanAndGenerate(t *testing.T) {
 			name:      "a release without RawReader",
 			ours:      true,
 			drop:      []string{"NewRawReader", "RawReader.WithLease"},
-			run:       []string{"upstream", "copy", "peek", "records"},
+			run:       []string{"upstream", "copy", "peek", "records", "batch"},
 			absentWhy: map[string]string{"lease-batch": "ringbuf has no ringbuf.NewRawReader, ringbuf.RawReader.WithLease", "lease-each": "ringbuf.NewRawReader"},
 			generated: []string{"drainbench.OpenUpstream", "ours.Modes", "// Absent: lease-batch (ringbuf has no ringbuf.NewRawReader"},
 			omitted:   []string{"openLease", "upstream.RawReader", `"time"`},

@@ -19,6 +19,7 @@ var Modes = []drainbench.Mode{
 	{Name: "copy", Open: OpenCopy},
 	{Name: "peek", Open: OpenPeek},
 	{Name: "records", Open: OpenRecords},
+	{Name: "batch", Open: OpenBatch},
 }
 
 // reader is what every mode holds: our Reader and its Close.
@@ -105,6 +106,33 @@ func (d *recordsDrainer) Drain(n int, all bool) (sum uint64, err error) {
 		sum += drainbench.Touch(rec.RawSample, all)
 		if got++; got == n {
 			break
+		}
+	}
+	return sum, nil
+}
+
+// batchDrainer drains with our Batches iterator and each batch's Samples.
+type batchDrainer struct {
+	reader
+}
+
+// OpenBatch opens our Reader on m for a Batches drain.
+func OpenBatch(m *ebpf.Map) (drainbench.Drainer, error) {
+	return open(m, func(r reader) drainbench.Drainer { return &batchDrainer{reader: r} })
+}
+
+// Drain implements drainbench.Drainer.
+func (d *batchDrainer) Drain(n int, all bool) (sum uint64, err error) {
+	got := 0
+	for batch, err := range d.rd.Batches() {
+		if err != nil {
+			return 0, err
+		}
+		for sample := range batch.Samples() {
+			sum += drainbench.Touch(sample, all)
+			if got++; got == n {
+				return sum, nil
+			}
 		}
 	}
 	return sum, nil
