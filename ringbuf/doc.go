@@ -3,9 +3,10 @@
 //
 // Read and ReadInto copy each record, exactly as upstream does, so
 // switching is a change of import path; the error values are upstream's
-// own. Peek, PeekInto and Consume, and the Records iterator, hand out views
-// into the ring's memory instead: no copy, no allocation, and the record's
-// space goes back to the kernel only when the caller is done with it.
+// own. Peek, PeekInto and Consume, the Records iterator and its batch form
+// Batches hand out views into the ring's memory instead: no copy, no
+// allocation, and the record's space goes back to the kernel only when the
+// caller is done with it.
 //
 //	rd, err := ringbuf.NewReader(events) // a BPF_MAP_TYPE_RINGBUF map
 //	if err != nil {
@@ -20,11 +21,11 @@
 //	}
 //
 // What the kernel sees: when a read call (Read, ReadInto, Peek, PeekInto,
-// Consume) returns, or a Records loop ends for any reason (break, error,
-// panic, Close), the kernel's consumer position covers every record handed
-// out and released, so no consumed space is kept from producers while the
-// reader is idle. Inside a running Records loop the position is published
-// in batches of at most min(size/8, 256 KiB), and always before the loop
+// Consume) returns, or a Records or Batches loop ends for any reason
+// (break, error, panic, Close), the kernel's consumer position covers every
+// record handed out and released, so no consumed space is kept from
+// producers while the reader is idle. Inside a running loop the position is published after
+// each batch of at most min(size/8, 256 KiB), and always before the loop
 // waits or yields an error. A record still held (a Peek view, a loop body
 // running in another goroutine) keeps the position below it; the kernel
 // then wakes nobody for later records, so a read waiting meanwhile looks

@@ -59,7 +59,19 @@ func TestWakeConsumedOnce(t *testing.T) {
 	mu.Lock()
 	w.Wake()
 	mu.Unlock()
-	time.Sleep(20 * time.Millisecond)
+	// Every sleeper returns once and goes back to sleep.
+	for give := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		mu.Lock()
+		n := *wakes
+		mu.Unlock()
+		if n >= 4 {
+			break
+		}
+		if time.Now().After(give) {
+			t.Fatalf("%d of 4 sleepers returned after Wake", n)
+		}
+	}
+	time.Sleep(10 * time.Millisecond)
 
 	mu.Lock()
 	before := *wakes
