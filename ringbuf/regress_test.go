@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cilium/ebpf"
 
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
@@ -171,4 +175,171 @@ func TestCloseDuringPeek(t *testing.T) {
 		t.Logf("%d rounds, %d views read", rounds, totalPeeks)
 		checkNoLeaks(t, before, fmt.Sprintf("%d rounds of Close during Peek", rounds))
 	})
+}
+
+// TestMultiReaderBreakHandsOnRest (finding 3): of two loops over one
+// MultiReader, asleep on empty rings, one is woken by twenty records and
+// breaks after the first; the rest of its batch reaches the other loop
+// at once, not at some later wake-up that may never come.
+func TestMultiReaderBreakHandsOnRest(t *testing.T) {
+	const records = 20
+	a, b := newRingMap(t, 16<<10), newRingMap(t, 4096)
+	quiet := newProducer(t, progs.RingbufSpec{Ring: a, Size: 16, Flags: progs.NoWakeup})
+	loud := newProducer(t, progs.RingbufSpec{Ring: a, Size: 16, Flags: progs.ForceWakeup})
+	mr := newTestMultiReader(t, a, b)
+	var (
+		broke    atomic.Bool
+		received = make(chan struct{}, records)
+		ended    = make(chan error, 2)
+	)
+	for range 2 {
+		go func() {
+			for _, err := range mr.Records() {
+				if err != nil {
+					ended <- err
+					return
+				}
+				if broke.CompareAndSwap(false, true) {
+					ended <- nil
+					break
+				}
+				received <- struct{}{}
+			}
+		}()
+	}
+	stillWaiting(t, ended, 50*time.Millisecond, "a loop on empty rings")
+	// All the records, then one wake-up, which epoll hands to one loop:
+	// it takes them all as one batch while the other sleeps on.
+	produce(t, quiet, records-1)
+	produce(t, loud, 1)
+	timeout := time.After(2 * time.Second)
+	for n := 0; n < records-1; n++ {
+		select {
+		case <-received:
+		case <-timeout:
+			t.Fatalf("the other loop received %d of the %d records the breaking loop left, none in the last 2 s", n, records-1)
+		}
+	}
+	if err := <-ended; err != nil {
+		t.Fatalf("a loop ended with %v before Close", err)
+	}
+	mr.Close()
+	if err := receive(t, ended, 5*time.Second, "the other loop, after Close,"); !errors.Is(err, ErrClosed) {
+		t.Errorf("the other loop ended with %v, want ErrClosed", err)
+	}
+}
+
+// TestMultiReaderSameRingTwice (finding 5): one ring given twice, whether
+// as the same *Map, as a clone or as two slots of a map of maps, would
+// be read twice; NewMultiReader refuses it by map ID, names both
+// positions, and leaves nothing open.
+func TestMultiReaderSameRingTwice(t *testing.T) {
+	ring, other := newRingMap(t, 4096), newRingMap(t, 4096)
+	clone, err := ring.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { clone.Close() })
+	outer, err := ebpf.NewMap(&ebpf.MapSpec{
+		Type:       ebpf.HashOfMaps,
+		KeySize:    4,
+		ValueSize:  4,
+		MaxEntries: 8,
+		InnerMap:   &ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 4096},
+	})
+	skipIfNoBPF(t, err)
+	t.Cleanup(func() { outer.Close() })
+	for key, m := range map[uint32]*ebpf.Map{3: ring, 5: other, 7: ring} {
+		if err := outer.Put(key, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for _, tc := range []struct {
+		name      string
+		open      func() (*MultiReader, error)
+		positions []string
+	}{
+		{"same map twice", func() (*MultiReader, error) { return NewMultiReader(ring, other, ring) }, []string{"0", "2"}},
+		{"map and its clone", func() (*MultiReader, error) { return NewMultiReader(ring, clone) }, []string{"0", "1"}},
+		{"map of maps", func() (*MultiReader, error) { return NewMultiReaderFromMapOfMaps(outer) }, []string{"3", "7"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := countResources(t)
+			mr, err := tc.open()
+			if err == nil {
+				mr.Close()
+				t.Fatal("no error: the ring would be read twice")
+			}
+			msg := err.Error()
+			for _, want := range append([]string{"same"}, tc.positions...) {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q does not say %q", msg, want)
+				}
+			}
+			checkNoLeaks(t, before, "a refused NewMultiReader")
+		})
+	}
+}
+
+// TestWaiterRepolledBehindHeldView (finding 6): a read that went to
+// sleep on an empty ring, before anyone held a view, still gets a record
+// committed behind a view taken later. The kernel wakes nobody for it
+// (the consumer position stays at the view), so the waiter must look
+// again on its own, every millisecond; 2 s is the bound here.
+func TestWaiterRepolledBehindHeldView(t *testing.T) {
+	type result struct {
+		sample []byte
+		err    error
+	}
+	for _, tc := range []struct {
+		name string
+		read func(r *Reader) result
+	}{
+		{"ReadInto", func(r *Reader) result {
+			var rec Record
+			err := r.ReadInto(&rec)
+			return result{rec.RawSample, err}
+		}},
+		{"Records", func(r *Reader) result {
+			for rec, err := range r.Records() {
+				if err != nil {
+					return result{err: err}
+				}
+				return result{sample: slices.Clone(rec.RawSample)}
+			}
+			return result{err: errors.New("loop ended without a pair")}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newRingMap(t, 4096)
+			quiet := newProducer(t, progs.RingbufSpec{Ring: m, Size: 16, Flags: progs.NoWakeup})
+			loud := newProducer(t, progs.RingbufSpec{Ring: m, Size: 24})
+			r := newTestReader(t, m)
+			got := make(chan result, 1)
+			go func() { got <- tc.read(r) }()
+			stillWaiting(t, got, 50*time.Millisecond, "a read on an empty ring")
+
+			produce(t, quiet, 1) // wakes nobody
+			var view Record
+			within(t, 2*time.Second, "Peek of the record that woke nobody", func() {
+				if err := r.PeekInto(&view); err != nil {
+					t.Error(err)
+				}
+			})
+			if len(view.RawSample) != 16 {
+				t.Fatalf("Peek got a %d-byte record, want the 16-byte one", len(view.RawSample))
+			}
+			produce(t, loud, 1) // behind the view: wakes nobody either
+			start := time.Now()
+			res := receive(t, got, 2*time.Second, "the read that slept before the view was taken, with a record behind the view,")
+			if res.err != nil || len(res.sample) != 24 {
+				t.Fatalf("the waiting read got %d bytes, %v; want the 24-byte record", len(res.sample), res.err)
+			}
+			t.Logf("the record behind the view arrived after %v", time.Since(start))
+			if err := r.Consume(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }
