@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +18,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/ebpf-zc/ebpf/internal/progs"
+	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 )
 
 // Regression tests for issue 21's findings, one test per finding.
@@ -227,6 +231,166 @@ func TestMultiReaderBreakHandsOnRest(t *testing.T) {
 	if err := receive(t, ended, 5*time.Second, "the other loop, after Close,"); !errors.Is(err, ErrClosed) {
 		t.Errorf("the other loop ended with %v, want ErrClosed", err)
 	}
+}
+
+// TestConcurrentPeek (finding 4): Peek, PeekInto and Consume serve one
+// goroutine at a time; a PeekInto while another is in progress, or while
+// a view is held, returns ErrConcurrentPeek and changes nothing.
+func TestConcurrentPeek(t *testing.T) {
+	t.Run("view held", func(t *testing.T) {
+		m := newRingMap(t, 4096)
+		p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 16, Pattern: true})
+		r := newTestReader(t, m)
+		produce(t, p, 2)
+		var held, second Record
+		if err := r.PeekInto(&held); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.PeekInto(&second); !errors.Is(err, ErrConcurrentPeek) {
+			t.Fatalf("PeekInto with a view held: %v, want ErrConcurrentPeek", err)
+		}
+		if second.RawSample != nil {
+			t.Errorf("the refused PeekInto handed out a view of %d bytes", len(second.RawSample))
+		}
+		if _, err := r.Peek(); !errors.Is(err, ErrConcurrentPeek) {
+			t.Fatalf("Peek with a view held: %v, want ErrConcurrentPeek", err)
+		}
+		for i, rec := range []*Record{&held, &second} {
+			if i == 1 {
+				if err := r.PeekInto(rec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if seq, err := progs.CheckRecord(rec.RawSample, 16, true); err != nil || seq != uint64(i) {
+				t.Fatalf("view %d: record %d, %v; want record %d", i, seq, err, i)
+			}
+			if err := r.Consume(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := r.AvailableBytes(); n != 0 {
+			t.Fatalf("%d bytes left after both records were consumed", n)
+		}
+	})
+
+	t.Run("peek in progress", func(t *testing.T) {
+		m := newRingMap(t, 4096)
+		p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 16, Pattern: true})
+		r := newTestReader(t, m)
+		type result struct {
+			seq uint64
+			err error
+		}
+		first := make(chan result, 1)
+		go func() {
+			rec, err := r.Peek()
+			if err != nil {
+				first <- result{err: err}
+				return
+			}
+			seq, err := progs.CheckRecord(rec.RawSample, 16, true)
+			first <- result{seq, errors.Join(err, r.Consume())}
+		}()
+		stillWaiting(t, first, 50*time.Millisecond, "a Peek on an empty ring")
+		second := make(chan error, 1)
+		go func() { _, err := r.Peek(); second <- err }()
+		if err := receive(t, second, 2*time.Second, "Peek while another Peek waits (want ErrConcurrentPeek at once)"); !errors.Is(err, ErrConcurrentPeek) {
+			t.Fatalf("Peek while another Peek waits: %v, want ErrConcurrentPeek", err)
+		}
+		produce(t, p, 1)
+		if res := receive(t, first, 2*time.Second, "the waiting Peek, after a record came,"); res.err != nil || res.seq != 0 {
+			t.Fatalf("the waiting Peek got record %d, %v; want record 0", res.seq, res.err)
+		}
+		r.SetDeadline(time.Now())
+		if rec, err := r.Peek(); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("Peek of a ring whose one record was consumed: %d bytes, %v; want the deadline", len(rec.RawSample), err)
+		}
+	})
+
+	t.Run("two peekers", func(t *testing.T) {
+		if err := progs.HaveAtomicFetch(); err != nil {
+			t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
+		}
+		const size = 24
+		m := newRingMap(t, 64<<10)
+		p := newProducer(t, progs.RingbufSpec{Ring: m, Size: size, Pattern: true})
+		r := newTestReader(t, m)
+		var (
+			mu        sync.Mutex
+			tracker   seqcheck.Tracker
+			received  [2]int
+			conflicts [2]int
+			errs      [2]error
+			running   sync.WaitGroup
+		)
+		peeker := func(id int) error {
+			var rec Record
+			for {
+				err := r.PeekInto(&rec)
+				if errors.Is(err, ErrConcurrentPeek) {
+					mu.Lock()
+					conflicts[id]++
+					mu.Unlock()
+					runtime.Gosched()
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				seq, err := progs.CheckRecord(rec.RawSample, size, true)
+				if err != nil {
+					return err
+				}
+				if seq%64 == 0 {
+					time.Sleep(100 * time.Microsecond) // hold the view: the other peeker meets it
+				}
+				if err := r.Consume(); err != nil {
+					return fmt.Errorf("Consume after this goroutine's own PeekInto: %w", err)
+				}
+				mu.Lock()
+				if !tracker.Add(seq) {
+					err = fmt.Errorf("record %d handed out twice", seq)
+				}
+				received[id]++
+				mu.Unlock()
+				if err != nil {
+					return err
+				}
+			}
+		}
+		for id := range errs {
+			running.Add(1)
+			go func() {
+				defer running.Done()
+				errs[id] = peeker(id)
+			}()
+		}
+		bothServed := func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return received[0] > 0 && received[1] > 0
+		}
+		produceOnBothCPUs(t, []*progs.Producer{p}, 5000, func() bool { return !bothServed() })
+		r.SetDeadline(time.Now().Add(200 * time.Millisecond))
+		within(t, 10*time.Second, "peekers", running.Wait)
+
+		for id, err := range errs {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("peeker %d ended with %v, want the deadline", id, err)
+			}
+		}
+		produced, dropped, err := p.Counts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tracker.Check(produced, dropped); err != nil {
+			t.Error(err)
+		}
+		if conflicts[0]+conflicts[1] == 0 {
+			t.Error("no PeekInto was refused with ErrConcurrentPeek: the peekers never met")
+		}
+		t.Logf("%d produced, %d dropped; records per peeker %v; refused peeks %v", produced, dropped, received, conflicts)
+	})
 }
 
 // TestMultiReaderSameRingTwice (finding 5): one ring given twice, whether
