@@ -323,15 +323,23 @@ func (s *stressReader) run(t *testing.T, consumers []func() error, lifetime time
 		s.closeNow.Store(true)
 		time.Sleep(time.Duration(rand.IntN(50)) * time.Millisecond)
 	}
-	if err := s.rd.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
+	s.close(t)
 	close(stopChaos)
 	ended := make(chan struct{})
 	go func() { running.Wait(); close(ended) }()
 	receive(t, ended, 10*time.Second, "a consumer, after Close,")
 	for _, err := range errs {
 		t.Errorf("a consumer ended with %v", err)
+	}
+}
+
+// close closes the reader, and fails t if Close blocks for 10 s.
+func (s *stressReader) close(t *testing.T) {
+	t.Helper()
+	closed := make(chan error, 1)
+	go func() { closed <- s.rd.Close() }()
+	if err := receive(t, closed, 10*time.Second, "Close"); err != nil {
+		t.Errorf("Close: %v", err)
 	}
 }
 
@@ -347,7 +355,7 @@ func (s *stressReader) drainIdle(t *testing.T, producers []*progs.Producer, cons
 	}
 	for start := time.Now(); !s.ledger.complete(t, producers); time.Sleep(10 * time.Millisecond) {
 		if time.Since(start) > 10*time.Second {
-			s.rd.Close()
+			s.close(t)
 			s.ledger.check(t, producers)
 			t.Fatal("the last reader did not deliver every record left within 10 s")
 		}
@@ -356,9 +364,7 @@ func (s *stressReader) drainIdle(t *testing.T, producers []*progs.Producer, cons
 	stillWaiting(t, ended, 100*time.Millisecond, "a consumer of the drained ring")
 	checkIdleCPU(t, what)
 	stillWaiting(t, ended, 0, "a consumer, while CPU was measured,")
-	if err := s.rd.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
+	s.close(t)
 	for range consumers {
 		if err := receive(t, ended, 5*time.Second, "a consumer of the last reader, after Close,"); err != nil {
 			t.Errorf("a consumer of the last reader ended with %v", err)
@@ -375,7 +381,7 @@ func stressLifetime() time.Duration {
 // CPUs; each round a Reader with two chaotic Records loops, a ReadInto
 // loop, one Peek/Consume loop and chaos, closed at a random instant.
 func TestStress(t *testing.T) {
-	inChild(t, 5*time.Minute, func(t *testing.T) {
+	inChild(t, stressDuration(t)+2*time.Minute, func(t *testing.T) {
 		if err := progs.HaveAtomicFetch(); err != nil {
 			t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
 		}
@@ -429,7 +435,7 @@ func TestStress(t *testing.T) {
 // each round a MultiReader with three chaotic Records loops and chaos,
 // closed at a random instant. Records are checked per ring.
 func TestStressMulti(t *testing.T) {
-	inChild(t, 5*time.Minute, func(t *testing.T) {
+	inChild(t, stressDuration(t)+2*time.Minute, func(t *testing.T) {
 		if err := progs.HaveAtomicFetch(); err != nil {
 			t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
 		}
