@@ -154,12 +154,12 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// excerpt returns what matters of a failed child's output: the lines
-// around the first fatal error or panic and its stack, if there is one,
-// and the last lines.
+// excerpt returns what matters of a failed child's output: the first
+// fatal error, panic or data race with its stack, if there is one, and
+// the last lines.
 func excerpt(output string) string {
 	first := -1
-	for _, mark := range []string{"fatal error:", "panic:", "SIGSEGV", "unexpected fault"} {
+	for _, mark := range []string{"fatal error:", "panic:", "SIGSEGV", "unexpected fault", "WARNING: DATA RACE"} {
 		if i := strings.Index(output, mark); i >= 0 && (first < 0 || i < first) {
 			first = i
 		}
