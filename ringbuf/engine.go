@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ebpf-zc/ebpf/internal/epoll"
@@ -23,11 +22,9 @@ type engine struct {
 	wait     *epoll.Waiter
 	res      *resources
 	cleanup  runtime.Cleanup
-	users    int         // loop bodies and a peek view using a mapping outside mu
-	viewHeld bool        // one of the users is a peek view
-	closed   atomic.Bool // Close was called; running loops read it without mu
-	released bool        // resources freed
-	turn     int         // the ring the next batch is claimed from first
+	users    int  // loop bodies and a peek view using a mapping outside mu
+	released bool // resources freed
+	turn     int  // the ring the next batch is claimed from first
 }
 
 // resources are what an engine holds outside Go's heap. An engine that is
@@ -178,24 +175,13 @@ func (e *engine) releasedLocked(c *consumer, gaveBack bool) {
 }
 
 // releaseLocked frees the resources of a closed engine once nobody uses
-// them. If only a peek view is left, the ring is replaced by zero pages
-// instead, so the view reads zeros and never faults, until Consume.
+// them: no loop body or peek view reads a mapping, nobody sleeps.
 func (e *engine) releaseLocked() error {
-	if !e.wait.Closed() || e.released || !e.wait.Idle() {
+	if !e.wait.Closed() || e.released || e.users > 0 || !e.wait.Idle() {
 		return nil
 	}
-	switch {
-	case e.users == 0:
-		e.released = true
-		return e.res.free()
-	case e.users == 1 && e.viewHeld:
-		err := e.res.closePoller()
-		for _, m := range e.res.mappings {
-			err = errors.Join(err, m.blank())
-		}
-		return err
-	}
-	return nil
+	e.released = true
+	return e.res.free()
 }
 
 // setDeadline, flush and close are the public methods of both readers.
@@ -219,7 +205,6 @@ func (e *engine) close() error {
 		return nil
 	}
 	e.publishAllLocked()
-	e.closed.Store(true)
 	e.wait.Close()
 	e.cleanup.Stop()
 	return e.releaseLocked()

@@ -77,7 +77,8 @@ func TestCloseUnblocks(t *testing.T) {
 }
 
 // TestCloseWhileBodyHoldsView: the body's view stays mapped and intact
-// until the body returns, then the loop ends with ErrClosed.
+// until the body returns; the loop yields the rest of its batch, then ends
+// with ErrClosed, and the kernel's consumer position covers all of it.
 func TestCloseWhileBodyHoldsView(t *testing.T) {
 	m := newRingMap(t, 4096)
 	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 200, Pattern: true})
@@ -102,16 +103,21 @@ func TestCloseWhileBodyHoldsView(t *testing.T) {
 			t.Fatalf("view changed after Close: %v", err)
 		}
 	}
-	if n != 1 || !errors.Is(last, ErrClosed) {
-		t.Fatalf("loop yielded %d records and ended with %v, want 1 and ErrClosed", n, last)
+	// A batch of a 4 KiB ring is 512 bytes and the record crossing them:
+	// three of 208 bytes. The other two stay for the next reader.
+	if n != 3 || !errors.Is(last, ErrClosed) {
+		t.Fatalf("loop yielded %d records and ended with %v, want the batch of 3 and ErrClosed", n, last)
 	}
 	if !r.released {
 		t.Fatal("mapping not released after the body returned")
 	}
+	if got, want := r.rings[0].publishedPos, uint64(3*208); got != want {
+		t.Fatalf("consumer position %d published after the loop, want %d", got, want)
+	}
 }
 
-// TestCloseWithPeekView: a view held across Close reads zeros rather than
-// faulting, and Consume releases it with ErrClosed.
+// TestCloseWithPeekView: a view held across Close stays valid, and Consume
+// consumes it, publishes, and then frees the ring.
 func TestCloseWithPeekView(t *testing.T) {
 	m := newRingMap(t, 4096)
 	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 64, Pattern: true})
@@ -124,16 +130,23 @@ func TestCloseWithPeekView(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range rec.RawSample { // must not fault
-		if b != 0 {
-			t.Fatal("view still shows ring data after Close")
-		}
+	if r.released {
+		t.Fatal("Close unmapped the ring under a held view")
 	}
-	if err := r.Consume(); !errors.Is(err, ErrClosed) {
+	if _, err := progs.CheckRecord(rec.RawSample, 64, true); err != nil {
+		t.Fatalf("view changed after Close: %v", err)
+	}
+	if err := r.Consume(); err != nil {
 		t.Fatalf("Consume after Close: %v", err)
 	}
 	if !r.released {
 		t.Fatal("mapping not released by Consume")
+	}
+	if got, want := r.rings[0].publishedPos, uint64(72); got != want {
+		t.Fatalf("consumer position %d published by Consume after Close, want %d", got, want)
+	}
+	if err := r.Consume(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("second Consume after Close: %v, want ErrClosed", err)
 	}
 }
 

@@ -17,14 +17,7 @@ import (
 type mapping struct {
 	consumerPage []byte
 	producerArea []byte
-	blanked      bool // producerArea now holds anonymous zero pages
-	unmapped     bool
 }
-
-// consumerMapped reports whether the consumer position may still be
-// written. (A test's fake ring has a zero mapping whose positions live in
-// Go memory.)
-func (m *mapping) consumerMapped() bool { return !m.unmapped }
 
 func mapRing(fd int, size uint64) (*mapping, *ring, error) {
 	page := uint64(os.Getpagesize())
@@ -51,37 +44,14 @@ func mapRing(fd int, size uint64) (*mapping, *ring, error) {
 	return m, rg, nil
 }
 
-// blank replaces the producer page and data area with anonymous zero
-// pages at the same address, so that a view the caller still holds reads
-// zeros instead of the ring's next records, and stays readable instead of
-// faulting.
-func (m *mapping) blank() error {
-	if m.blanked || m.producerArea == nil {
-		return nil
-	}
-	// The consumer page stays: a peeker's Consume may still publish to it
-	// (peek.go). It holds the kernel ring until unmap.
-	addr := uintptr(unsafe.Pointer(&m.producerArea[0]))
-	_, _, errno := unix.Syscall6(unix.SYS_MMAP, addr, uintptr(len(m.producerArea)),
-		unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED, ^uintptr(0), 0)
-	if errno != 0 {
-		return fmt.Errorf("replace ring mapping: %w", errno)
-	}
-	m.blanked = true
-	return nil
-}
-
 // unmap releases both regions.
 func (m *mapping) unmap() error {
-	m.unmapped = true
 	var err1, err2 error
 	if m.consumerPage != nil {
 		err1 = unix.Munmap(m.consumerPage)
 		m.consumerPage = nil
 	}
 	if m.producerArea != nil {
-		// Blanking kept the address and length, so x/sys still knows the
-		// region and unmaps it as its own.
 		err2 = unix.Munmap(m.producerArea)
 		m.producerArea = nil
 	}

@@ -17,6 +17,4 @@ func mapRing(int, uint64) (*mapping, *ring, error) {
 	return nil, nil, fmt.Errorf("mmap ring buffer on %s: %w", runtime.GOOS, ebpf.ErrNotSupported)
 }
 
-func (*mapping) consumerMapped() bool { return false }
-func (*mapping) blank() error         { return nil }
-func (*mapping) unmap() error         { return nil }
+func (*mapping) unmap() error { return nil }

@@ -11,7 +11,7 @@ func (r *Reader) Peek() (Record, error) {
 
 // PeekInto sets rec to the next record without consuming it: RawSample
 // aliases the ring, read-only, with its capacity equal to its length. The
-// view is valid until Consume or Close. A peeked record belongs to the
+// view is valid until Consume, also across Close. A peeked record belongs to the
 // peeking goroutine: Read and Records return the records after it. Peek,
 // PeekInto and Consume serve one goroutine at a time: PeekInto returns
 // ErrConcurrentPeek while another PeekInto is in progress or a peeked
@@ -29,8 +29,7 @@ func (r *Reader) PeekInto(rec *Record) error {
 		r.peeking = false
 		return err
 	}
-	r.viewHeld = true
-	r.peeked = cl
+	r.viewHeld, r.peeked = true, cl
 	c := &r.rings[0]
 	c.publish() // discarded records skipped on the way
 	rec.RawSample = c.ring.sample(pos, length)
@@ -40,8 +39,10 @@ func (r *Reader) PeekInto(rec *Record) error {
 
 // Consume consumes the peeked record and ends its view; when it returns,
 // the kernel knows the record's space is free. It returns ErrNotPeeked if
-// no record is peeked, and ErrClosed after Close, when it releases the
-// view without consuming.
+// no record is peeked, ErrClosed if none is and the Reader is closed. A
+// view held across Close is consumed as usual, and then the ring is
+// unmapped: a record the caller has handled is not read again by the next
+// Reader of the map.
 func (r *Reader) Consume() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -52,16 +53,9 @@ func (r *Reader) Consume() error {
 		return ErrNotPeeked
 	}
 	r.viewHeld, r.peeking = false, false
-	if r.wait.Closed() {
-		r.users--
-		if err := r.releaseLocked(); err != nil {
-			return err
-		}
-		return ErrClosed
-	}
 	c := &r.rings[0]
 	gaveBack := c.claims.Release(r.peeked, r.peeked.End)
 	c.publish()
 	r.releasedLocked(c, gaveBack)
-	return nil
+	return r.releaseLocked()
 }

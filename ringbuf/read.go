@@ -21,7 +21,7 @@ func (r *Reader) ReadInto(rec *Record) error {
 		length    uint32
 		ok        bool
 	)
-	if !r.closed.Load() {
+	if !r.wait.Closed() {
 		pos, length, ok = c.takeReady()
 		next = c.claims.Pos()
 	}
@@ -56,7 +56,7 @@ func (r *Reader) claimOneLocked(hold bool) (cl claim, pos uint64, length uint32,
 	c := &r.rings[0]
 	var op waitState
 	for {
-		if r.closed.Load() {
+		if r.wait.Closed() {
 			return claim{}, 0, 0, ErrClosed
 		}
 		if c.err != nil {

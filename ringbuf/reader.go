@@ -68,8 +68,9 @@ type Record struct {
 // says.
 type Reader struct {
 	engine
-	peeking bool  // a PeekInto is in progress, or its view is held
-	peeked  claim // the held view's claim
+	peeking  bool  // a PeekInto is in progress, or its view is held
+	viewHeld bool  // PeekInto handed out a view not yet consumed
+	peeked   claim // the held view's claim
 }
 
 // NewReader creates a Reader for a ring buffer map. It starts at the
@@ -163,7 +164,7 @@ func (r *Reader) Flush() error { return r.flush() }
 // Close stops the Reader: every blocked read and loop returns ErrClosed.
 // It may be called from any goroutine and more than once. What was
 // consumed is published first; the kernel's consumer position never moves
-// back. The ring stays mapped until the last running loop body returns
-// (what it consumed is published then); a view still held from Peek reads
-// zeros from then on, until Consume releases it.
+// back. A running loop yields the rest of the batch it holds, then
+// ErrClosed; a view held from Peek stays valid until Consume, which still
+// consumes it. The ring is unmapped once the last of them is done.
 func (r *Reader) Close() error { return r.close() }

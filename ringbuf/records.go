@@ -20,7 +20,10 @@ import "iter"
 //
 // While the loop runs, the kernel learns what it consumed in batches of at
 // most min(size/8, 256 KiB); before the loop waits, yields an error or
-// ends for any reason, the kernel knows all of it.
+// ends for any reason, the kernel knows all of it. After Close, a loop
+// yields the rest of the batch it holds, then ErrClosed: a batch given
+// back half read would leave a gap below what other loops consumed, and
+// the kernel's one consumer position cannot skip a gap.
 //
 // Several goroutines may range over the same Reader at once; each record is
 // yielded to exactly one of them. A loop claims a batch of records at a
@@ -46,9 +49,6 @@ func (e *engine) records(yield func(*Record, error) bool) {
 			if !yield(&rec, nil) {
 				return
 			}
-			if e.closed.Load() {
-				break // the rest of the batch goes back; the next claim says ErrClosed
-			}
 		}
 	}
 }
@@ -65,7 +65,7 @@ func (e *engine) nextBatch(b *Batch, op *waitState) error {
 		stalled = e.finishLocked(b) && b.pos == b.claim.Start
 	}
 	for {
-		if e.closed.Load() {
+		if e.wait.Closed() {
 			return ErrClosed
 		}
 		if !stalled {

@@ -33,6 +33,12 @@ func (t *Tracker) Add(seq uint64) bool {
 	return true
 }
 
+// Seen reports whether seq has arrived.
+func (t *Tracker) Seen(seq uint64) bool {
+	word, bit := seq/64, uint64(1)<<(seq%64)
+	return word < uint64(len(t.seen)) && t.seen[word]&bit != 0
+}
+
 // Delivered returns how many distinct numbers arrived.
 func (t *Tracker) Delivered() uint64 { return t.delivered }
 
