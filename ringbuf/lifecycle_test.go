@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -277,39 +276,26 @@ func TestFlushWithNoReadPending(t *testing.T) {
 // descriptors and its mapping once it is garbage.
 func TestUnclosedReaderFreed(t *testing.T) {
 	m := newRingMap(t, 1<<20)
-	open := func() (fds, mappings int) {
-		entries, err := os.ReadDir("/proc/self/fd")
-		if err != nil {
-			t.Fatal(err)
-		}
-		maps, err := os.ReadFile("/proc/self/maps")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(entries), strings.Count(string(maps), "anon_inode:bpf-map")
-	}
-	fdsBefore, mapsBefore := open()
+	before := countResources(t)
 	func() {
 		r, err := NewReader(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fds, maps := open(); fds <= fdsBefore || maps <= mapsBefore {
-			t.Fatalf("a new Reader holds %d fds and %d ring mappings, before %d and %d: the test sees nothing",
-				fds, maps, fdsBefore, mapsBefore)
+		if now := countResources(t); now.fds <= before.fds || now.ringMappings <= before.ringMappings {
+			t.Fatalf("a new Reader holds %+v, before %+v: the test sees nothing", now, before)
 		}
 		runtime.KeepAlive(r)
 	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		runtime.GC()
-		fds, maps := open()
-		if fds <= fdsBefore && maps <= mapsBefore {
+		now := countResources(t)
+		if now.fds <= before.fds && now.ringMappings <= before.ringMappings {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("5 s after the Reader became garbage: %d fds (before %d), %d ring mappings (before %d)",
-				fds, fdsBefore, maps, mapsBefore)
+			t.Fatalf("5 s after the Reader became garbage: %+v, before %+v", now, before)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
