@@ -191,4 +191,23 @@ func TestNoAllocsPerRecord(t *testing.T) {
 	if hundred > one {
 		t.Errorf("Records: %v allocs per loop of 100 records, %v per loop of one: it allocates per record", hundred, one)
 	}
+	batches := func(records int) func() {
+		return func() {
+			n := 0
+			for b, err := range r.Batches() {
+				if err != nil {
+					t.Fatal(err)
+				}
+				for range b.Samples() {
+					if n++; n == records {
+						return
+					}
+				}
+			}
+		}
+	}
+	one, hundred = testing.AllocsPerRun(50, batches(1)), testing.AllocsPerRun(50, batches(100))
+	if hundred > one {
+		t.Errorf("Batches: %v allocs per loop of 100 records, %v per loop of one: it allocates per record", hundred, one)
+	}
 }
