@@ -247,12 +247,12 @@ func linePlot(t *table, opts options) (*figure, error) {
 			xys[j] = plotter.XY{X: pt.XNum, Y: pt.Y.Median}
 			errs[j].Low, errs[j].High = pt.Y.Median-pt.Y.Lo, pt.Y.Hi-pt.Y.Median
 		}
-		clr, shape := style(i)
+		clr, shape, dashes := style(i)
 		line, points, err := plotter.NewLinePoints(xys)
 		if err != nil {
 			return nil, fmt.Errorf("series %s: %w", s.Name, err)
 		}
-		line.Color, line.Width = clr, vg.Points(1.5)
+		line.Color, line.Width, line.Dashes = clr, vg.Points(1.5), dashes
 		points.Color, points.Shape, points.Radius = clr, shape, vg.Points(3)
 		bars, err := plotter.NewYErrorBars(errorXYs{xys, errs})
 		if err != nil {
@@ -343,7 +343,7 @@ func barPlot(t *table, opts options) (*figure, error) {
 	}
 	bars := &groupedBars{ncat: len(t.Xs), log: opts.logy}
 	for i, s := range t.Series {
-		clr, _ := style(i)
+		clr, _, _ := style(i)
 		for _, pt := range s.Points {
 			if opts.logy && pt.Y.Lo <= 0 {
 				return nil, fmt.Errorf("-logy needs positive values, got %v %s at %s=%s", pt.Y.Lo, t.Unit, t.XKey, pt.X)
@@ -451,12 +451,36 @@ func (b barThumb) Thumbnail(c *draw.Canvas) {
 	})
 }
 
-// style gives series i a colour and a marker shape. The palette has 7
-// colours and 8 shapes; stepping the colour on by one more with each round
-// of shapes keeps every pair distinct for the first 56 series.
-func style(i int) (color.Color, draw.GlyphDrawer) {
-	shapes := len(plotutil.DefaultGlyphShapes)
-	return plotutil.Color(i + i/shapes), plotutil.Shape(i)
+// palette are the series' colours: the Okabe-Ito set, which people with
+// any common colour blindness tell apart, without its pale yellow, plus
+// grey and brown. One red (vermillion); the first series is black.
+var palette = []color.Color{
+	color.RGBA{0, 0, 0, 255},       // black
+	color.RGBA{213, 94, 0, 255},    // vermillion
+	color.RGBA{0, 114, 178, 255},   // blue
+	color.RGBA{0, 158, 115, 255},   // bluish green
+	color.RGBA{230, 159, 0, 255},   // orange
+	color.RGBA{204, 121, 167, 255}, // reddish purple
+	color.RGBA{86, 180, 233, 255},  // sky blue
+	color.RGBA{110, 110, 110, 255}, // grey
+	color.RGBA{140, 81, 10, 255},   // brown
+}
+
+// dashPatterns are the lines' dash patterns, which tell series apart in
+// a greyscale print where colours of like brightness do not.
+var dashPatterns = [][]vg.Length{
+	nil,
+	{vg.Points(6), vg.Points(3)},
+	{vg.Points(1.5), vg.Points(2)},
+	{vg.Points(6), vg.Points(2), vg.Points(1.5), vg.Points(2)},
+}
+
+// style gives series i a colour, a marker shape and a line dash pattern.
+// Colour and shape step on together; with 9 colours and 8 shapes no two
+// of the first 72 series share both, and the first 8 differ in marker, so
+// they stay apart in greyscale too.
+func style(i int) (color.Color, draw.GlyphDrawer, []vg.Length) {
+	return palette[i%len(palette)], plotutil.Shape(i), dashPatterns[i%len(dashPatterns)]
 }
 
 // scatterPlot draws one point per series at the medians of the two units,
@@ -473,7 +497,7 @@ func scatterPlot(d *scatterData, opts options) (*figure, error) {
 		if opts.logy && pt.Y.Lo <= 0 {
 			return nil, fmt.Errorf("-logy needs positive values, got %v %s for %s", pt.Y.Lo, d.YUnit, pt.Label)
 		}
-		clr, shape := style(i)
+		clr, shape, _ := style(i)
 		xys := plotter.XYs{{X: pt.X.Median, Y: pt.Y.Median}}
 		sc, err := plotter.NewScatter(xys)
 		if err != nil {

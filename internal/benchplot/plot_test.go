@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"image/color"
 	"image/png"
 	"io"
 	"math/rand/v2"
@@ -190,12 +191,37 @@ func TestWrap(t *testing.T) {
 	}
 }
 
-// TestStyleDistinct checks that no two of the first 56 series share both
-// colour and marker, which would make the legend ambiguous.
+// TestStyleDistinct checks that no two of the first 72 series share both
+// colour and marker, which would make the legend ambiguous, that the
+// first 8 have distinct markers (a greyscale print tells them apart by
+// those) and distinct colours, and that only one colour is a red.
 func TestStyleDistinct(t *testing.T) {
+	reds := 0
+	for _, c := range palette {
+		r, g, b, _ := c.RGBA()
+		if r > 2*g && r > 2*b {
+			reds++
+		}
+	}
+	if reds != 1 {
+		t.Errorf("palette has %d reds, want 1", reds)
+	}
+	colours, shapes := map[color.Color]int{}, map[string]int{}
+	for i := range 8 {
+		clr, shape, _ := style(i)
+		if j, ok := colours[clr]; ok {
+			t.Errorf("series %d and %d share a colour", j, i)
+		}
+		colours[clr] = i
+		key := fmt.Sprintf("%T %v", shape, shape)
+		if j, ok := shapes[key]; ok {
+			t.Errorf("series %d and %d share a marker", j, i)
+		}
+		shapes[key] = i
+	}
 	seen := map[string]int{}
-	for i := range 56 {
-		clr, shape := style(i)
+	for i := range 72 {
+		clr, shape, _ := style(i)
 		r, g, b, a := clr.RGBA()
 		key := fmt.Sprintf("%d %d %d %d %T %v", r, g, b, a, shape, shape)
 		if j, ok := seen[key]; ok {
