@@ -1,0 +1,277 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// kinds build each target's sections from the values its results hold.
+var kinds = map[string]func(benchValues) []*section{
+	"ringbuf":    ringbufSections,
+	"k2u":        k2uSections,
+	"xdp":        xdpSections,
+	"sockfilter": sockfilterSections,
+	"rings":      ringsSections,
+}
+
+// ringbufReferences are BenchmarkRead's modes that are not our reader;
+// every other mode in the results is ours.
+var ringbufReferences = []string{"upstream", "lease", "lease-each", "floor", "libbpf"}
+
+// ringbufSections: each of our modes against upstream's ReadInto, then
+// records (and any of our modes beyond copy, peek and records, such as
+// batch) against the lease technique, the floor and libbpf.
+func ringbufSections(v benchValues) []*section {
+	var ours []string
+	for _, m := range v["Read"]["mode"] {
+		if !slices.Contains(ringbufReferences, m) {
+			ours = append(ours, m)
+		}
+	}
+	has := func(m string) bool { return v.has("Read", "mode", m) }
+	var cols []column
+	if has("upstream") {
+		for _, m := range ours {
+			cols = append(cols, column{m, "upstream"})
+		}
+	}
+	for _, m := range ours {
+		if m == "copy" || m == "peek" {
+			continue
+		}
+		for _, base := range []string{"lease", "floor", "libbpf"} {
+			if has(base) && (m == "records" || base != "lease") {
+				cols = append(cols, column{m, base})
+			}
+		}
+	}
+	sections := []*section{{
+		title:     "Drain rate (Mrec/s) as a multiple of the mode under /: upstream is cilium/ebpf\nv0.22's ReadInto; lease its main branch's technique; floor the fastest Go loop.",
+		filter:    ".name:Read .unit:Mrec/s",
+		table:     "/touch",
+		row:       "/size",
+		rowHeader: "size B",
+		key:       "/mode",
+		cols:      cols,
+		baseNames: map[string]string{"upstream": "up", "records": "records", "lease-each": "lease-e"},
+		verdict:   ringbufVerdict,
+	}}
+	if v["EndToEnd"] != nil {
+		sections = append(sections, &section{
+			title:     "End to end, Records: polling (NO_WAKEUP) against a wakeup a record.",
+			filter:    ".name:EndToEnd .unit:Mrec/s",
+			row:       "/size",
+			rowHeader: "size B",
+			key:       "/wake",
+			cols:      []column{{"poll", "wakeup"}},
+			verdict:   columnVerdict,
+		})
+	}
+	return sections
+}
+
+// tally counts how column col fared: faster, level (~) and slower rows,
+// and the range of the significant multiples.
+type tally struct {
+	faster, level, slower, rows int
+	lo, hi                      float64
+}
+
+func tallyOf(cells map[cellKey]cell, col string) tally {
+	var t tally
+	for k, c := range cells {
+		if k.col != col {
+			continue
+		}
+		t.rows++
+		r, ok := c.ratio()
+		switch {
+		case !ok:
+			t.level++
+			continue
+		case r > 1:
+			t.faster++
+		default:
+			t.slower++
+		}
+		if t.faster+t.slower == 1 || r < t.lo {
+			t.lo = r
+		}
+		if t.faster+t.slower == 1 || r > t.hi {
+			t.hi = r
+		}
+	}
+	return t
+}
+
+// ringbufVerdict: at how many sizes each of our modes beats upstream and
+// by how much at most, then a line for each mode compared with the
+// references: the range of its significant multiples of each, and at how
+// many sizes benchstat saw no difference (~).
+func ringbufVerdict(s *section, cells map[cellKey]cell) []string {
+	var up []string
+	refs := map[string][]string{}
+	var order []string
+	for _, c := range s.cols {
+		t := tallyOf(cells, c.mode+"/"+c.base)
+		if t.rows == 0 {
+			continue
+		}
+		if c.base == "upstream" {
+			text := fmt.Sprintf("%s %d/%d", c.mode, t.faster, t.rows)
+			if t.faster > 0 {
+				text += fmt.Sprintf(" (≤%s)", formatRatio(t.hi))
+			}
+			up = append(up, text)
+			continue
+		}
+		text := c.base + " "
+		switch {
+		case t.level == t.rows:
+			text += "~"
+		case t.faster+t.slower == 0:
+			text += "?"
+		case t.lo == t.hi:
+			text += formatRatio(t.lo)
+		default:
+			text += strings.TrimSuffix(formatRatio(t.lo), "x") + "-" + formatRatio(t.hi)
+		}
+		if t.level > 0 && t.level < t.rows {
+			text += fmt.Sprintf(" (~ %d/%d)", t.level, t.rows)
+		}
+		if refs[c.mode] == nil {
+			order = append(order, c.mode)
+		}
+		refs[c.mode] = append(refs[c.mode], text)
+	}
+	var lines []string
+	if len(up) > 0 {
+		lines = append(lines, "Faster than upstream: "+strings.Join(up, ", "))
+	}
+	for _, m := range order {
+		lines = append(lines, fmt.Sprintf("%s: %s", m, strings.Join(refs[m], ", ")))
+	}
+	return lines
+}
+
+// presentCols are the columns of key's values in bench's results other
+// than base, in the order given and then any others the results hold.
+func presentCols(v benchValues, bench, key, base string, order []string) []column {
+	var cols []column
+	if !v.has(bench, key, base) {
+		return nil
+	}
+	values := append([]string(nil), order...)
+	for _, x := range v[bench][key] {
+		if !slices.Contains(values, x) {
+			values = append(values, x)
+		}
+	}
+	for _, x := range values {
+		if x != base && v.has(bench, key, x) {
+			cols = append(cols, column{x, base})
+		}
+	}
+	return cols
+}
+
+func k2uSections(v benchValues) []*section {
+	names := map[string]string{
+		"upstream-readinto": "up", "perf-readinto": "perf", "lookup-delete": "queue",
+		"batch-lookup-delete": "queue-b", "readinto": "readinto", "records": "records",
+	}
+	order := []string{"records", "readinto", "perf-readinto", "lookup-delete", "batch-lookup-delete"}
+	cols := presentCols(v, "K2U", "reader", "upstream-readinto", order)
+	return []*section{{
+		title:     "Events delivered per second, producer flat out, as a multiple of upstream's\nring buffer ReadInto (up).",
+		filter:    ".name:K2U /rate:max .unit:events/s",
+		row:       "/size",
+		rowHeader: "size B",
+		key:       "/reader",
+		cols:      cols,
+		baseNames: names,
+		verdict:   columnVerdict,
+	}, {
+		title:     "Consumer CPU per million events at 1M events/s offered (lower is better).",
+		filter:    ".name:K2U /rate:1000000 .unit:cons-ms/Mevent",
+		row:       "/size",
+		rowHeader: "size B",
+		key:       "/reader",
+		cols:      cols,
+		baseNames: names,
+		verdict:   columnVerdict,
+	}}
+}
+
+func xdpSections(v benchValues) []*section {
+	var pairs []column
+	for _, ours := range v["XDP"]["strategy"] {
+		if base := ours + "-upstream"; v.has("XDP", "strategy", base) {
+			pairs = append(pairs, column{ours, base})
+		}
+	}
+	sections := []*section{{
+		title:     "Our Records against upstream's ReadInto, same consumer strategy.",
+		filter:    ".name:XDP .unit:(delivered-pps OR p99-us OR cons-ms/s)",
+		row:       ".name",
+		rowHeader: "unit",
+		key:       "/strategy",
+		cols:      pairs,
+		unitRows:  true,
+		baseNames: map[string]string{"rb-epoll-upstream": "upstream", "rb-sleep-50us-upstream": "upstream"},
+		verdict:   columnVerdict,
+	}}
+	if v["XDPLoss"] != nil {
+		sections = append(sections, &section{
+			title:     "Loss sweep: packets delivered, ring buffer against perf, by offered rate.",
+			filter:    ".name:XDPLoss .unit:delivered-pps",
+			row:       "/pps",
+			rowHeader: "pps",
+			key:       "/strategy",
+			cols:      presentCols(v, "XDPLoss", "strategy", "perf-epoll", nil),
+			verdict:   columnVerdict,
+		})
+	}
+	return sections
+}
+
+func sockfilterSections(v benchValues) []*section {
+	return []*section{{
+		title:     "Useful bytes/s with the socket filter on, as a multiple of off; rows by good\npayload (B) and bad clients per good one.",
+		filter:    ".name:SocketFilter .unit:good-B/s",
+		table:     "/recv",
+		row:       "/payload,/bad",
+		rowHeader: "payload bad",
+		key:       "/filter",
+		cols:      presentCols(v, "SocketFilter", "filter", "off", nil),
+		verdict:   columnVerdict,
+	}}
+}
+
+func ringsSections(v benchValues) []*section {
+	var sections []*section
+	if v["Rings"] != nil {
+		sections = append(sections, &section{
+			title:     "Producer CPU per event with a ring per CPU, as a multiple of one shared\nring (lower is better); rows by producers, size (B) and flags.",
+			filter:    ".name:Rings .unit:ns/event",
+			row:       "/producers,/size,/flags",
+			rowHeader: "producers size flags",
+			key:       "/layout",
+			cols:      presentCols(v, "Rings", "layout", "shared", nil),
+			verdict:   columnVerdict,
+		})
+	}
+	if v["MultiRecords"] != nil {
+		sections = append(sections, &section{
+			title:     "Reading: MultiReader over 2 and 4 rings against 1 ring of the same total.",
+			filter:    ".name:MultiRecords /reader:MultiReader .unit:Mrec/s",
+			row:       "/size",
+			rowHeader: "size B",
+			key:       "/rings",
+			cols:      presentCols(v, "MultiRecords", "rings", "1", nil),
+			verdict:   columnVerdict,
+		})
+	}
+	return sections
+}
