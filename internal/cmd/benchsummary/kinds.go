@@ -132,10 +132,8 @@ func ringbufVerdict(s *section, cells map[cellKey]cell) []string {
 			text += "~"
 		case t.faster+t.slower == 0:
 			text += "?"
-		case t.lo == t.hi:
-			text += formatRatio(t.lo)
 		default:
-			text += strings.TrimSuffix(formatRatio(t.lo), "x") + "-" + formatRatio(t.hi)
+			text += ratioRange(t.lo, t.hi)
 		}
 		if t.level > 0 && t.level < t.rows {
 			text += fmt.Sprintf(" (~ %d/%d)", t.level, t.rows)

@@ -183,14 +183,20 @@ func span(cells map[cellKey]cell, col string) (string, bool) {
 	case sig == 0:
 		return fmt.Sprintf("no significant difference in %d rows", n), true
 	}
-	text := formatRatio(lo)
-	if hi != lo {
-		text = strings.TrimSuffix(text, "x") + "-" + formatRatio(hi)
-	}
+	text := ratioRange(lo, hi)
 	if level > 0 {
 		text += fmt.Sprintf(", ~ in %d of %d", level, n)
 	}
 	return text, true
+}
+
+// ratioRange formats lo to hi as "0.84-0.91x", or one multiple where
+// both read the same.
+func ratioRange(lo, hi float64) string {
+	if formatRatio(lo) == formatRatio(hi) {
+		return formatRatio(lo)
+	}
+	return strings.TrimSuffix(formatRatio(lo), "x") + "-" + formatRatio(hi)
 }
 
 // columnVerdict is the default verdict: one line a column, its span.
