@@ -25,7 +25,7 @@ TASKSET  = $(if $(PIN),$(if $(shell command -v taskset),taskset -c $(PIN)))
 # libbpf-dev. Expanded when used, so it sees what hostdeps installed.
 LIBBPF   = $(shell pkg-config --exists libbpf 2>/dev/null && command -v $$($(GO) env CC) >/dev/null && echo -tags libbpf)
 BENCHSTAT = $(GO) tool benchstat
-PLOT      = $(GO) run ./internal/benchplot
+PLOT      = $(GO) run ./internal/cmd/benchplot
 # BENCHRUN runs a target's go test commands: it announces how many results
 # and how long, writes the raw output to the results file (headed by a
 # kernel: line) and shows progress. SUMMARY prints the target's summary
@@ -39,11 +39,11 @@ all: test
 
 # deps-test, deps-bench: the Debian packages make test and make bench use
 # (gcc, libbpf-dev, pkg-config, qemu-system-x86, cpio, iproute2), installed
-# when missing as root, named in one command otherwise (internal/hostdeps).
+# when missing as root, named in one command otherwise (internal/cmd/hostdeps).
 deps-test:
-	@$(GO) run ./internal/hostdeps test
+	@$(GO) run ./internal/cmd/hostdeps test
 deps-bench:
-	@$(GO) run ./internal/hostdeps bench
+	@$(GO) run ./internal/cmd/hostdeps bench
 
 # lint: formatting, vet and staticcheck (a tool in go.mod), the checks CI
 # refuses to land without; the libbpf build is checked where libbpf-dev
@@ -71,7 +71,7 @@ test: deps-test
 # test-vms: the tests and a benchmark smoke inside QEMU on Debian kernels.
 # KERNELS narrows the set ("5.10 6.1"); the default is every kernel.
 test-vms:
-	$(GO) run ./internal/vmtest/cmd/vmtest -kernels "$(KERNELS)"
+	$(GO) run ./internal/cmd/vmtest -kernels "$(KERNELS)"
 
 # bench: the ringbuf reader benchmark, every mode and both touch variants,
 # and the end-to-end benchmark. By default 4 sizes (16,128,1024,4096),
@@ -138,7 +138,7 @@ benchstat:
 # table per touch variant, and draws plots; OUT names the results
 # directory. COUNT, BENCHTIME, SIZES, RING and PIN as for bench.
 UP_OUT = $(or $(OUT),$(RESULTS)/upstream-$(STAMP))
-UPSTREAMBENCH = $(GO) run ./internal/upstreambench/cmd/upstreambench
+UPSTREAMBENCH = $(GO) run ./internal/cmd/upstreambench
 .PHONY: bench-upstream bench-upstream-tables bench-upstream-plots
 bench-upstream:
 	@$(UPSTREAMBENCH) -upstream "$(UPSTREAM)" $(if $(BASE),-base "$(BASE)") \
@@ -226,7 +226,7 @@ bench-rings-tables:
 # run (IN=file); the projection is written beside it, -projection.txt.
 RINGS_PROJ = $(basename $(IN))-projection.txt
 bench-rings-plots:
-	$(GO) run ./internal/ringmodel/cmd/ringproject -producers 1,2,8,32,128 $(IN) | tee $(RINGS_PROJ)
+	$(GO) run ./internal/cmd/ringproject -producers 1,2,8,32,128 $(IN) | tee $(RINGS_PROJ)
 	$(PLOT) -kind line -x /producers -y ns/event -series /layout -logx -logy -filter '.name:Rings /size:$(RINGS_PLOT_SIZE) /flags:no_wakeup' \
 		-xlabel 'producer CPUs (count)' -ylabel 'CPU time per event, per producer (ns)' -legend 'layout' \
 		-title 'producer CPU time per $(RINGS_PLOT_SIZE)-byte event, NO_WAKEUP (-projection: the model)' \
@@ -285,7 +285,7 @@ bench-xdp:
 # be a table of zeros here; delivered-pps shows a loss if there is one.
 XDP_UNITS = .unit:(delivered-pps OR p99-us OR cons-ms/s OR cpu-ms/Mpkt)
 bench-xdp-tables:
-	$(GO) run ./internal/xdptable -in $(IN)
+	$(GO) run ./internal/cmd/xdptable -in $(IN)
 	@echo; echo "== our Records against upstream's ReadInto, both on epoll"
 	$(BENCHSTAT) -filter '.name:XDP $(XDP_UNITS)' -row .name -col '/strategy@(rb-epoll-upstream rb-epoll)' $(IN)
 	@echo; echo "== our Records against upstream's ReadInto, both sleeping 50 us when the ring is empty"

@@ -390,7 +390,7 @@ func (cfg *Config) Plots(base, head *Results) error {
 			"-out", filepath.Join(dir, "upstream-readinto"), base.labelled(), head.labelled()},
 	}
 	for _, plot := range plots {
-		args := append([]string{"run", "./internal/benchplot", "-kind", "line", "-x", "/size", "-y", "Mrec/s", "-logx", "-logy",
+		args := append([]string{"run", "./internal/cmd/benchplot", "-kind", "line", "-x", "/size", "-y", "Mrec/s", "-logx", "-logy",
 			"-xlabel", "event size (B)", "-ylabel", "records drained (millions/s)"}, plot...)
 		if err := cfg.goTool(args...); err != nil {
 			return fmt.Errorf("plot: %w", err)

@@ -4,7 +4,7 @@
 // versions of cilium/ebpf and compares them with benchstat: what `make
 // bench-upstream` runs. See package internal/upstreambench.
 //
-//	go run ./internal/upstreambench/cmd/upstreambench -upstream ../cilium-ebpf [-base v0.22.0]
+//	go run ./internal/cmd/upstreambench -upstream ../cilium-ebpf [-base v0.22.0]
 package main
 
 import (

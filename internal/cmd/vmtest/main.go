@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	go run ./internal/vmtest/cmd/vmtest [-kernels "5.10 6.1"] [flags]
+//	go run ./internal/cmd/vmtest [-kernels "5.10 6.1"] [flags]
 //
 // Kernels are fetched once through a private apt configuration into
 // .cache/vmtest; logs go to results/vms/<kernel>/. The exit status is 0

@@ -2,7 +2,7 @@
 // internal/ringmodel for BenchmarkRings results, in the benchmark format,
 // so benchplot draws it next to the measured points:
 //
-//	go run ./internal/ringmodel/cmd/ringproject -producers 1,2,8,32,128 results.txt > projection.txt
+//	go run ./internal/cmd/ringproject -producers 1,2,8,32,128 results.txt > projection.txt
 package main
 
 import (

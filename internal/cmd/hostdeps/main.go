@@ -2,8 +2,8 @@
 // `make test` and `make bench` use, so a fresh machine with only Go and
 // make needs no other command. The Makefile runs it first:
 //
-//	go run ./internal/hostdeps test   # everything make test needs; fails without it
-//	go run ./internal/hostdeps bench  # the libbpf peer's needs; says so when it is left out
+//	go run ./internal/cmd/hostdeps test   # everything make test needs; fails without it
+//	go run ./internal/cmd/hostdeps bench  # the libbpf peer's needs; says so when it is left out
 //
 // As root it installs what is missing with apt-get (one update, then one
 // install of only the missing packages). As any other user it prints the
