@@ -14,7 +14,7 @@ import (
 
 	"github.com/ebpf-zc/ebpf/internal/drainbench"
 	"github.com/ebpf-zc/ebpf/internal/drainbench/ours"
-	"github.com/ebpf-zc/ebpf/internal/k2u"
+	"github.com/ebpf-zc/ebpf/internal/transportbench"
 	"github.com/ebpf-zc/ebpf/internal/xdpbench"
 )
 
@@ -127,14 +127,14 @@ var families = []family{
 		name: "BenchmarkProducer",
 		leaves: func(goTestArgs) (int, string) {
 			sizes := envInts("K2U_SIZES", 5)
-			return len(k2u.ProducerCases()) * sizes, fmt.Sprintf("%d cases x %d sizes", len(k2u.ProducerCases()), sizes)
+			return len(transportbench.ProducerCases()) * sizes, fmt.Sprintf("%d cases x %d sizes", len(transportbench.ProducerCases()), sizes)
 		},
 		cost: func(goTestArgs) time.Duration { return 1900 * time.Millisecond },
 	},
 	{
 		name: "BenchmarkK2U",
 		leaves: func(goTestArgs) (int, string) {
-			cases, sizes, rates := len(k2u.EndToEndCases()), envInts("K2U_E2E_SIZES", 2), envInts("K2U_RATES", 3)
+			cases, sizes, rates := len(transportbench.EndToEndCases()), envInts("K2U_E2E_SIZES", 2), envInts("K2U_RATES", 3)
 			return cases * sizes * rates, fmt.Sprintf("%d readers x %d sizes x %d rates", cases, sizes, rates)
 		},
 		cost: func(goTestArgs) time.Duration { return envDuration("K2U_DURATION", time.Second) + 500*time.Millisecond },

@@ -1,6 +1,6 @@
 //go:build linux
 
-package k2u
+package transportbench
 
 import (
 	"errors"
@@ -14,8 +14,8 @@ import (
 	upstream "github.com/cilium/ebpf/ringbuf"
 
 	"github.com/ebpf-zc/ebpf/internal/cpustat"
-	"github.com/ebpf-zc/ebpf/internal/drain"
 	"github.com/ebpf-zc/ebpf/internal/progs"
+	"github.com/ebpf-zc/ebpf/internal/readloop"
 	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 	"github.com/ebpf-zc/ebpf/ringbuf"
 )
@@ -271,18 +271,18 @@ func newTransport(cfg Config) (_ *transport, err error) {
 			return nil, err
 		}
 		if rd, err = perf.NewReader(t.events, max(cfg.RingSize/cpus, 4096)); err != nil {
-			return nil, fmt.Errorf("k2u: perf reader: %w", err)
+			return nil, fmt.Errorf("transportbench: perf reader: %w", err)
 		}
 		t.closers = append(t.closers, rd.Close)
 		t.consume = func(handle func([]byte)) (err error) {
-			t.perfLost, err = drain.Perf(rd, handle)
+			t.perfLost, err = readloop.Perf(rd, handle)
 			return err
 		}
 		t.stop = func() { rd.Flush() }
 		t.producer, err = progs.NewPerfProducer(progs.PerfSpec{Events: t.events, Size: cfg.Size, Pattern: cfg.Pattern})
 	case Ringbuf:
 		if t.events, err = progs.NewRing(cfg.RingSize); err != nil {
-			return nil, fmt.Errorf("k2u: ring buffer: %w", err)
+			return nil, fmt.Errorf("transportbench: ring buffer: %w", err)
 		}
 		if err := t.ringbufReader(cfg.Case.Reader); err != nil {
 			return nil, err
@@ -299,7 +299,7 @@ func newTransport(cfg Config) (_ *transport, err error) {
 		}
 		t.producer, err = progs.NewQueueProducer(progs.QueueSpec{Queue: t.events, Size: cfg.Size, Pattern: cfg.Pattern})
 	default:
-		return nil, fmt.Errorf("k2u: unknown transport %q", cfg.Case.Transport)
+		return nil, fmt.Errorf("transportbench: unknown transport %q", cfg.Case.Transport)
 	}
 	if err != nil {
 		return nil, err
@@ -311,10 +311,10 @@ func (t *transport) ringbufReader(r Reader) error {
 	if r == UpstreamReadInto {
 		rd, err := upstream.NewReader(t.events)
 		if err != nil {
-			return fmt.Errorf("k2u: upstream ring buffer reader: %w", err)
+			return fmt.Errorf("transportbench: upstream ring buffer reader: %w", err)
 		}
 		t.closers = append(t.closers, rd.Close)
-		t.consume = func(handle func([]byte)) error { return drain.Upstream(rd, handle) }
+		t.consume = func(handle func([]byte)) error { return readloop.Upstream(rd, handle) }
 		t.stop = func() { rd.Flush() }
 		return nil
 	}
@@ -326,11 +326,11 @@ func (t *transport) ringbufReader(r Reader) error {
 	t.stop = func() { rd.Flush() }
 	switch r {
 	case Records:
-		t.consume = func(handle func([]byte)) error { return drain.Records(rd, handle) }
+		t.consume = func(handle func([]byte)) error { return readloop.Records(rd, handle) }
 	case ReadInto:
-		t.consume = func(handle func([]byte)) error { return drain.ReadInto(rd, handle) }
+		t.consume = func(handle func([]byte)) error { return readloop.ReadInto(rd, handle) }
 	default:
-		return fmt.Errorf("k2u: %s cannot read a ring buffer", r)
+		return fmt.Errorf("transportbench: %s cannot read a ring buffer", r)
 	}
 	return nil
 }
@@ -365,9 +365,9 @@ func (t *transport) queueReader(cfg Config) error {
 		if err := HaveQueueBatch(); err != nil {
 			return err
 		}
-		return fmt.Errorf("k2u: batch reads of queue maps are not written yet")
+		return fmt.Errorf("transportbench: batch reads of queue maps are not written yet")
 	default:
-		return fmt.Errorf("k2u: %s cannot read a queue", cfg.Case.Reader)
+		return fmt.Errorf("transportbench: %s cannot read a queue", cfg.Case.Reader)
 	}
 	return nil
 }

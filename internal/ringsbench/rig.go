@@ -1,6 +1,6 @@
 //go:build linux
 
-// Package contend runs ring buffer producers on several CPUs at once,
+// Package ringsbench runs ring buffer producers on several CPUs at once,
 // into one ring they share or into a ring per CPU, to measure what they
 // cost each other: the producer side of BenchmarkRings.
 //
@@ -9,7 +9,7 @@
 // (socket filters run on the calling thread's CPU, see progs.RunOnCPU).
 // Between loops the rings are drained, with our ringbuf Reader, and every
 // record is checked: delivered exactly once or counted as dropped.
-package contend
+package ringsbench
 
 import (
 	"errors"
@@ -20,8 +20,8 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/ebpf-zc/ebpf/internal/cpustat"
-	"github.com/ebpf-zc/ebpf/internal/drain"
 	"github.com/ebpf-zc/ebpf/internal/progs"
+	"github.com/ebpf-zc/ebpf/internal/readloop"
 	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 	"github.com/ebpf-zc/ebpf/ringbuf"
 )
@@ -88,7 +88,7 @@ func New(cfg Config) (_ *Rig, err error) {
 		return nil, err
 	}
 	if cfg.Producers < 1 || cfg.Producers > cpus {
-		return nil, fmt.Errorf("contend: %d producers, want 1 to %d (the CPUs)", cfg.Producers, cpus)
+		return nil, fmt.Errorf("ringsbench: %d producers, want 1 to %d (the CPUs)", cfg.Producers, cpus)
 	}
 	r := &Rig{cfg: cfg, results: make(chan runResult, cfg.Producers), seen: make([]seqcheck.Tracker, cpus)}
 	defer func() {
@@ -103,7 +103,7 @@ func New(cfg Config) (_ *Rig, err error) {
 	switch cfg.Layout {
 	case Shared:
 		if r.shared, err = progs.NewRing(cfg.RingBytes); err != nil {
-			return nil, fmt.Errorf("contend: ring of %d bytes: %w", cfg.RingBytes, err)
+			return nil, fmt.Errorf("ringsbench: ring of %d bytes: %w", cfg.RingBytes, err)
 		}
 		spec.Ring = r.shared
 		r.readers = make([]*ringbuf.Reader, 1)
@@ -127,7 +127,7 @@ func New(cfg Config) (_ *Rig, err error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("contend: unknown layout %q", cfg.Layout)
+		return nil, fmt.Errorf("ringsbench: unknown layout %q", cfg.Layout)
 	}
 	if r.producer, err = progs.NewRingbufProducer(spec); err != nil {
 		return nil, err
@@ -142,7 +142,7 @@ func New(cfg Config) (_ *Rig, err error) {
 	}
 	r.Chunk = min(maxChunk, share/perEvent/2)
 	if r.Chunk < 1 {
-		return nil, fmt.Errorf("contend: %d-byte rings hold no %d-byte records for %d producers", perRing, cfg.Size, cfg.Producers)
+		return nil, fmt.Errorf("ringsbench: %d-byte rings hold no %d-byte records for %d producers", perRing, cfg.Size, cfg.Producers)
 	}
 	for cpu := range cfg.Producers {
 		work := make(chan int)
@@ -198,7 +198,7 @@ func (r *Rig) timedRun(n int) runResult {
 // the ring's lock included.
 func (r *Rig) Produce(n int) (busy time.Duration, err error) {
 	if n > r.Chunk {
-		return 0, fmt.Errorf("contend: %d events per producer, more than the %d the rings hold between drains", n, r.Chunk)
+		return 0, fmt.Errorf("ringsbench: %d events per producer, more than the %d the rings hold between drains", n, r.Chunk)
 	}
 	for _, w := range r.workers {
 		w <- n
@@ -220,7 +220,7 @@ func (r *Rig) Drain() error {
 		if err := rd.Flush(); err != nil {
 			return err
 		}
-		err := drain.Records(rd, func(sample []byte) {
+		err := readloop.Records(rd, func(sample []byte) {
 			seq, err := progs.CheckRecord(sample, r.cfg.Size, false)
 			cpu, n := progs.CPUOf(seq)
 			if err != nil || cpu >= len(r.seen) || (r.cfg.Layout == PerCPU && cpu != ring) || !r.seen[cpu].Add(n) {
@@ -232,7 +232,7 @@ func (r *Rig) Drain() error {
 		}
 	}
 	if r.malformed > 0 {
-		return fmt.Errorf("contend: %d records malformed, delivered twice or in another CPU's ring", r.malformed)
+		return fmt.Errorf("ringsbench: %d records malformed, delivered twice or in another CPU's ring", r.malformed)
 	}
 	return nil
 }
@@ -250,7 +250,7 @@ func (r *Rig) Counts() (produced, dropped uint64, err error) {
 		produced += c[0]
 		dropped += c[1]
 		if err := r.seen[cpu].Check(c[0], c[1]); err != nil {
-			errs = append(errs, fmt.Errorf("contend: CPU %d: %w", cpu, err))
+			errs = append(errs, fmt.Errorf("ringsbench: CPU %d: %w", cpu, err))
 		}
 	}
 	return produced, dropped, errors.Join(errs...)

@@ -1,6 +1,6 @@
 //go:build linux
 
-// Package k2u compares the ways a BPF program hands events to user
+// Package transportbench compares the ways a BPF program hands events to user
 // space: a perf event array (bpf_perf_event_output), a ring buffer
 // (bpf_ringbuf_output, or reserve and submit) and a queue map
 // (bpf_map_push_elem).
@@ -12,7 +12,7 @@
 // pinned to another drains, and every delivered event is checked by its
 // sequence number.
 //
-//	rig, err := k2u.NewProducerRig(k2u.ProducerCases()[0], 80)
+//	rig, err := transportbench.NewProducerRig(transportbench.ProducerCases()[0], 80)
 //	...
-//	res, err := k2u.Run(k2u.Config{Case: k2u.EndToEndCases()[0], Size: 80, Duration: time.Second})
-package k2u
+//	res, err := transportbench.Run(transportbench.Config{Case: transportbench.EndToEndCases()[0], Size: 80, Duration: time.Second})
+package transportbench

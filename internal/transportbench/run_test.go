@@ -1,6 +1,6 @@
 //go:build linux
 
-package k2u
+package transportbench
 
 import (
 	"strings"

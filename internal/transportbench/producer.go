@@ -1,6 +1,6 @@
 //go:build linux
 
-package k2u
+package transportbench
 
 import (
 	"errors"
@@ -9,8 +9,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/perf"
 
-	"github.com/ebpf-zc/ebpf/internal/drain"
 	"github.com/ebpf-zc/ebpf/internal/progs"
+	"github.com/ebpf-zc/ebpf/internal/readloop"
 	"github.com/ebpf-zc/ebpf/ringbuf"
 )
 
@@ -115,7 +115,7 @@ func NewProducerRig(c ProducerCase, size int) (_ *ProducerRig, err error) {
 		// The reader creates the per-CPU buffers the helper writes to.
 		if !c.noReader {
 			if r.perf, err = perf.NewReaderWithOptions(r.events, BufferBytes, opts); err != nil {
-				return nil, fmt.Errorf("k2u: perf reader: %w", err)
+				return nil, fmt.Errorf("transportbench: perf reader: %w", err)
 			}
 		}
 		r.refuseAll = c.noReader
@@ -125,7 +125,7 @@ func NewProducerRig(c ProducerCase, size int) (_ *ProducerRig, err error) {
 		perEvent = (8 + 4 + size + 7) &^ 7
 	case RingbufOutput, RingbufReserve:
 		if r.events, err = progs.NewRing(BufferBytes); err != nil {
-			return nil, fmt.Errorf("k2u: ring buffer: %w", err)
+			return nil, fmt.Errorf("transportbench: ring buffer: %w", err)
 		}
 		if r.ring, err = ringbuf.NewReader(r.events); err != nil {
 			return nil, err
@@ -150,7 +150,7 @@ func NewProducerRig(c ProducerCase, size int) (_ *ProducerRig, err error) {
 		r.Producer, err = progs.NewQueueProducer(progs.QueueSpec{Queue: r.events, Size: size})
 		perEvent = BufferBytes / entries
 	default:
-		return nil, fmt.Errorf("k2u: unknown helper %q", c.Helper)
+		return nil, fmt.Errorf("transportbench: unknown helper %q", c.Helper)
 	}
 	if err != nil {
 		return nil, err
@@ -187,7 +187,7 @@ func (r *ProducerRig) Drain() error {
 	}
 	if r.refuseAll {
 		if dropped != numbered {
-			return fmt.Errorf("k2u: %d of %d events went somewhere with no buffer to go to", numbered-dropped, numbered)
+			return fmt.Errorf("transportbench: %d of %d events went somewhere with no buffer to go to", numbered-dropped, numbered)
 		}
 		return nil
 	}
@@ -196,7 +196,7 @@ func (r *ProducerRig) Drain() error {
 		if err := r.perf.Flush(); err != nil {
 			return err
 		}
-		lost, err := drain.Perf(r.perf, count)
+		lost, err := readloop.Perf(r.perf, count)
 		if err != nil {
 			return err
 		}
@@ -205,7 +205,7 @@ func (r *ProducerRig) Drain() error {
 		if err := r.ring.Flush(); err != nil {
 			return err
 		}
-		if err := drain.Records(r.ring, count); err != nil {
+		if err := readloop.Records(r.ring, count); err != nil {
 			return err
 		}
 	case r.drainer != nil:
@@ -216,13 +216,13 @@ func (r *ProducerRig) Drain() error {
 		r.drained += n
 	}
 	if dropped > 0 || r.perfLost > 0 {
-		return fmt.Errorf("k2u: the buffer filled: the program dropped %d events, perf lost %d", dropped, r.perfLost)
+		return fmt.Errorf("transportbench: the buffer filled: the program dropped %d events, perf lost %d", dropped, r.perfLost)
 	}
 	if r.malformed > 0 {
-		return fmt.Errorf("k2u: %d malformed events", r.malformed)
+		return fmt.Errorf("transportbench: %d malformed events", r.malformed)
 	}
 	if r.drained != numbered {
-		return fmt.Errorf("k2u: %d events numbered, %d came out of the buffer", numbered, r.drained)
+		return fmt.Errorf("transportbench: %d events numbered, %d came out of the buffer", numbered, r.drained)
 	}
 	return nil
 }

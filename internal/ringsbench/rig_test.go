@@ -1,6 +1,6 @@
 //go:build linux
 
-package contend
+package ringsbench
 
 import (
 	"strings"

@@ -1,6 +1,6 @@
 //go:build linux
 
-// Package drain holds the consumer loops the benchmarks share: each reads
+// Package readloop holds the consumer loops the benchmarks share: each reads
 // one kind of reader until it is flushed and hands every record's bytes to
 // a function, so the XDP, socket-filter and kernel-to-user benchmarks
 // compare the readers, not their own copies of the loop.
@@ -13,7 +13,7 @@
 // that the compiler cannot inline: a nanosecond or two, against the
 // 45 ns or more per event the consumer spends in BenchmarkK2U
 // (cons-ms/Mevent), and the same for every reader compared.
-package drain
+package readloop
 
 import (
 	"errors"
