@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ebpf-zc/ebpf/internal/mmsg"
+
 	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 )
 
@@ -125,10 +127,10 @@ func serve(fd int, cfg Config, res *Result, stopped *atomic.Bool) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	// One byte more than the good payload, so a longer datagram shows.
-	m := newMmsg(cfg.RecvBatch, cfg.Payload+1)
+	m := mmsg.New(cfg.RecvBatch, cfg.Payload+1)
 	for {
 		last := stopped.Load()
-		n, errno := m.call(unix.SYS_RECVMMSG, fd, len(m.hdrs), unix.MSG_WAITFORONE)
+		n, errno := m.Recv(fd, m.Len(), unix.MSG_WAITFORONE)
 		switch errno {
 		case 0:
 		case unix.EAGAIN, unix.EINTR:
@@ -141,7 +143,7 @@ func serve(fd int, cfg Config, res *Result, stopped *atomic.Bool) error {
 		}
 		res.RecvCalls++
 		for i := range n {
-			size := int(m.hdrs[i].Len)
+			size := m.Received(i)
 			switch size {
 			case 0:
 				res.Empty++
@@ -153,7 +155,7 @@ func serve(fd int, cfg Config, res *Result, stopped *atomic.Bool) error {
 			res.Good++
 			res.GoodBytes += uint64(size)
 			if res.Seq != nil {
-				res.Seq.Add(binary.LittleEndian.Uint64(m.bufs[i]))
+				res.Seq.Add(binary.LittleEndian.Uint64(m.Bufs[i]))
 			}
 		}
 	}
@@ -208,7 +210,7 @@ func runClients(cfg Config, port int, res *Result) (time.Duration, error) {
 // client sends datagrams of one size on a connected socket.
 type client struct {
 	fd   int
-	m    *mmsg
+	m    *mmsg.Vector
 	next uint64 // the good client's next sequence number
 }
 
@@ -217,21 +219,21 @@ func newClient(port, size, batch int) (*client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &client{fd: fd, m: newMmsg(batch, size)}, nil
+	return &client{fd: fd, m: mmsg.New(batch, size)}, nil
 }
 
 // run sends batch after batch until deadline and returns how many
 // datagrams the kernel took.
 func (c *client) run(deadline time.Time) (uint64, error) {
-	numbered := len(c.m.bufs[0]) >= seqLen
+	numbered := len(c.m.Bufs[0]) >= seqLen
 	for time.Now().Before(deadline) {
 		if numbered {
 			// Unsent datagrams of the last batch get their numbers again.
-			for i, b := range c.m.bufs {
+			for i, b := range c.m.Bufs {
 				binary.LittleEndian.PutUint64(b, c.next+uint64(i))
 			}
 		}
-		n, errno := c.m.call(unix.SYS_SENDMMSG, c.fd, len(c.m.hdrs), 0)
+		n, errno := c.m.Send(c.fd, c.m.Len())
 		switch errno {
 		case 0:
 			c.next += uint64(n)

@@ -90,36 +90,3 @@ func AttachFilter(fd, progFD int) error {
 	}
 	return nil
 }
-
-// mmsg is a vector of datagrams for sendmmsg or recvmmsg, each with its
-// own buffer of size bytes.
-type mmsg struct {
-	hdrs []unix.Mmsghdr
-	iovs []unix.Iovec
-	bufs [][]byte
-}
-
-func newMmsg(n, size int) *mmsg {
-	m := &mmsg{hdrs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n), bufs: make([][]byte, n)}
-	backing := make([]byte, n*size)
-	for i := range m.hdrs {
-		m.bufs[i] = backing[i*size : (i+1)*size : (i+1)*size]
-		if size > 0 {
-			m.iovs[i].Base = &m.bufs[i][0]
-		}
-		m.iovs[i].SetLen(size)
-		m.hdrs[i].Hdr.Iov = &m.iovs[i]
-		m.hdrs[i].Hdr.SetIovlen(1)
-	}
-	return m
-}
-
-// call runs sendmmsg or recvmmsg (trap) on the first n datagrams and
-// returns how many it moved.
-func (m *mmsg) call(trap uintptr, fd, n, flags int) (int, unix.Errno) {
-	r, _, errno := unix.Syscall6(trap, uintptr(fd), uintptr(unsafe.Pointer(&m.hdrs[0])), uintptr(n), uintptr(flags), 0, 0)
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(r), 0
-}
