@@ -53,25 +53,3 @@ func TestSplitCommands(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
-
-func TestLineKinds(t *testing.T) {
-	for line, want := range map[string]bool{
-		"BenchmarkRead/size=16/mode=copy/touch=head-2   \t 2231092\t 25.37 ns/op": true,
-		"BenchmarkRead/size=16/mode=libbpf/touch=head":                            false,
-		"--- SKIP: BenchmarkRead/size=16/mode=libbpf/touch=head":                  false,
-	} {
-		if got := isResult(line); got != want {
-			t.Errorf("isResult(%q) = %v", line, got)
-		}
-	}
-	for line, want := range map[string]bool{
-		"goos: linux": true, "xdp-pps: 80000": true, "PASS": true,
-		"ok  \tgithub.com/ebpf-zc/ebpf/ringbuf\t12.5s": true,
-		"    bench_test.go:12: mode libbpf: no":        false,
-		"--- FAIL: BenchmarkRead":                      false,
-	} {
-		if got := isFraming(line); got != want {
-			t.Errorf("isFraming(%q) = %v", line, got)
-		}
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ebpf-zc/ebpf/internal/benchprogress"
 	"github.com/ebpf-zc/ebpf/internal/drainbench"
 	"github.com/ebpf-zc/ebpf/internal/drainbench/ours"
 	"github.com/ebpf-zc/ebpf/internal/transportbench"
@@ -110,13 +111,12 @@ var families = []family{
 			}
 			return len(sizes) * modes * 2, fmt.Sprintf("%d sizes x %d modes x 2 touches", len(sizes), modes)
 		},
-		// 0.46 s a result at 50ms, 1.31 s at 200ms (64 and 256 MiB rings).
-		cost: func(p goTestArgs) time.Duration { return 120*time.Millisecond + 6*p.benchtime },
+		cost: func(p goTestArgs) time.Duration { return benchprogress.DrainCost(p.benchtime) },
 	},
 	{
 		name:   "BenchmarkEndToEnd",
 		leaves: func(goTestArgs) (int, string) { return 6, "3 sizes x 2 wakeups" },
-		cost:   func(p goTestArgs) time.Duration { return 120*time.Millisecond + 6*p.benchtime },
+		cost:   func(p goTestArgs) time.Duration { return benchprogress.DrainCost(p.benchtime) },
 	},
 	{
 		name:   "BenchmarkMultiRecords",
