@@ -30,15 +30,15 @@ type cellKey struct {
 	table, unit, row, col string
 }
 
-// benchstatCells runs benchstat -format csv on file and returns every
+// benchstatCells runs benchstat -format csv on files and returns every
 // non-base cell, and the row labels in benchstat's order per table.
-func benchstatCells(benchstat []string, file string, c comparison) (map[cellKey]cell, []cellKey, error) {
+func benchstatCells(benchstat []string, files []string, c comparison) (map[cellKey]cell, []cellKey, error) {
 	args := append(append([]string(nil), benchstat[1:]...), "-format", "csv", "-filter", c.filter, "-row", c.row,
 		"-col", c.key+"@("+strings.Join(c.cols, " ")+")")
 	if c.table != "" {
 		args = append(args, "-table", c.table)
 	}
-	args = append(args, file)
+	args = append(args, files...)
 	cmd := exec.Command(benchstat[0], args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -109,7 +109,7 @@ func TestSummaryFits(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	for _, s := range ringbufSections(values) {
+	for _, s := range ringbufSections(values, "Read") {
 		if err := s.render(&out, []string{"go", "tool", "benchstat"}, file); err != nil {
 			t.Fatal(err)
 		}
@@ -123,5 +123,53 @@ func TestSummaryFits(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("summary has no %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestEveryKindFits summarizes each committed reference run with its
+// kind and checks that every line fits 80 columns.
+func TestEveryKindFits(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs go for go tool benchstat")
+	}
+	for kind, file := range map[string]string{
+		"ringbuf":    "ringbuf/read.txt",
+		"k2u":        "k2u/k2u.txt",
+		"xdp":        "xdp/xdp.txt",
+		"sockfilter": "sockfilter/sockfilter.txt",
+		"rings":      "rings/rings.txt",
+		"upstream":   "upstream",
+	} {
+		t.Run(kind, func(t *testing.T) {
+			var sections []*section
+			path := filepath.Join("../../../testdata", file)
+			if kind == "upstream" {
+				var err error
+				sections, err = upstreamSections(filepath.Join(path, "base.txt"), filepath.Join(path, "head.txt"))
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				values, err := scanValues(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sections = kinds[kind](values)
+			}
+			var out strings.Builder
+			for _, s := range sections {
+				if err := s.render(&out, []string{"go", "tool", "benchstat"}, path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if strings.Contains(out.String(), "no results to compare") {
+				t.Errorf("a section found nothing:\n%s", out.String())
+			}
+			for line := range strings.Lines(out.String()) {
+				if n := len([]rune(strings.TrimRight(line, "\n"))); n > width {
+					t.Errorf("%d columns: %q", n, line)
+				}
+			}
+		})
 	}
 }

@@ -8,53 +8,55 @@ import (
 
 // kinds build each target's sections from the values its results hold.
 var kinds = map[string]func(benchValues) []*section{
-	"ringbuf":    ringbufSections,
+	"ringbuf":    func(v benchValues) []*section { return ringbufSections(v, "Read") },
 	"k2u":        k2uSections,
 	"xdp":        xdpSections,
 	"sockfilter": sockfilterSections,
 	"rings":      ringsSections,
 }
 
-// ringbufReferences are BenchmarkRead's modes that are not our reader;
-// every other mode in the results is ours.
-var ringbufReferences = []string{"upstream", "lease", "lease-each", "floor", "libbpf"}
+// ringbufReferences are BenchmarkRead's modes that are not our reader
+// (and bench-upstream's, lease-batch); every other mode in the results
+// is ours.
+var ringbufReferences = []string{"upstream", "lease", "lease-batch", "lease-each", "floor", "libbpf"}
 
 // ringbufSections: each of our modes against upstream's ReadInto, then
 // records (and any of our modes beyond copy, peek and records, such as
 // batch) against the lease technique, the floor and libbpf.
-func ringbufSections(v benchValues) []*section {
+// bench is the benchmark's name: Read, or Drain for bench-upstream's.
+func ringbufSections(v benchValues, bench string) []*section {
 	var ours []string
-	for _, m := range v["Read"]["mode"] {
+	for _, m := range v[bench]["mode"] {
 		if !slices.Contains(ringbufReferences, m) {
 			ours = append(ours, m)
 		}
 	}
-	has := func(m string) bool { return v.has("Read", "mode", m) }
+	has := func(m string) bool { return v.has(bench, "mode", m) }
 	var cols []column
 	if has("upstream") {
 		for _, m := range ours {
-			cols = append(cols, column{m, "upstream"})
+			cols = append(cols, column{mode: m, base: "upstream"})
 		}
 	}
 	for _, m := range ours {
 		if m == "copy" || m == "peek" {
 			continue
 		}
-		for _, base := range []string{"lease", "floor", "libbpf"} {
-			if has(base) && (m == "records" || base != "lease") {
-				cols = append(cols, column{m, base})
+		for _, base := range []string{"lease", "lease-batch", "floor", "libbpf"} {
+			if has(base) && (m == "records" || !strings.HasPrefix(base, "lease")) {
+				cols = append(cols, column{mode: m, base: base})
 			}
 		}
 	}
 	sections := []*section{{
 		title:     "Drain rate (Mrec/s) as a multiple of the mode under /: upstream is cilium/ebpf\nv0.22's ReadInto; lease its main branch's technique; floor the fastest Go loop.",
-		filter:    ".name:Read .unit:Mrec/s",
+		filter:    ".name:" + bench + " .unit:Mrec/s",
 		table:     "/touch",
 		row:       "/size",
 		rowHeader: "size B",
 		key:       "/mode",
 		cols:      cols,
-		baseNames: map[string]string{"upstream": "up", "records": "records", "lease-each": "lease-e"},
+		baseNames: map[string]string{"upstream": "up", "lease-each": "lease-e", "lease-batch": "lease-b"},
 		verdict:   ringbufVerdict,
 	}}
 	if v["EndToEnd"] != nil {
@@ -64,7 +66,7 @@ func ringbufSections(v benchValues) []*section {
 			row:       "/size",
 			rowHeader: "size B",
 			key:       "/wake",
-			cols:      []column{{"poll", "wakeup"}},
+			cols:      []column{{mode: "poll", base: "wakeup"}},
 			verdict:   columnVerdict,
 		})
 	}
@@ -114,7 +116,7 @@ func ringbufVerdict(s *section, cells map[cellKey]cell) []string {
 	refs := map[string][]string{}
 	var order []string
 	for _, c := range s.cols {
-		t := tallyOf(cells, c.mode+"/"+c.base)
+		t := tallyOf(cells, c.id())
 		if t.rows == 0 {
 			continue
 		}
@@ -168,7 +170,7 @@ func presentCols(v benchValues, bench, key, base string, order []string) []colum
 	}
 	for _, x := range values {
 		if x != base && v.has(bench, key, x) {
-			cols = append(cols, column{x, base})
+			cols = append(cols, column{mode: x, base: base})
 		}
 	}
 	return cols
@@ -206,7 +208,7 @@ func xdpSections(v benchValues) []*section {
 	var pairs []column
 	for _, ours := range v["XDP"]["strategy"] {
 		if base := ours + "-upstream"; v.has("XDP", "strategy", base) {
-			pairs = append(pairs, column{ours, base})
+			pairs = append(pairs, column{mode: ours, base: base})
 		}
 	}
 	sections := []*section{{
@@ -272,4 +274,44 @@ func ringsSections(v benchValues) []*section {
 		})
 	}
 	return sections
+}
+
+// upstreamSections are bench-upstream's: each mode at the head as a
+// multiple of the same mode at the base, then the head's modes as
+// BenchmarkRead's are summarized. base and head are the results files.
+func upstreamSections(base, head string) ([]*section, error) {
+	vb, err := scanValues(base)
+	if err != nil {
+		return nil, err
+	}
+	vh, err := scanValues(head)
+	if err != nil {
+		return nil, err
+	}
+	var cols []column
+	for _, m := range vh["Drain"]["mode"] {
+		if vb.has("Drain", "mode", m) {
+			cols = append(cols, column{mode: head, base: base, filter: "/mode:" + m, label: m})
+		}
+	}
+	sections := []*section{{
+		title:     "Drain rate (Mrec/s) of each mode at the head as a multiple of the same mode at\nthe base.",
+		filter:    ".name:Drain .unit:Mrec/s",
+		table:     "/touch",
+		row:       "/size",
+		rowHeader: "size B",
+		key:       ".file",
+		cols:      cols,
+		files:     []string{base, head},
+		baseNames: map[string]string{base: "base"},
+		verdict:   columnVerdict,
+	}}
+	for _, s := range ringbufSections(vh, "Drain") {
+		if s.key == "/mode" {
+			s.title = "At the head, drain rate (Mrec/s) as a multiple of the mode under /: up is\ncilium/ebpf's ReadInto, lease-b its RawReader with one Commit a drain."
+		}
+		s.files = []string{head}
+		sections = append(sections, s)
+	}
+	return sections, nil
 }

@@ -16,16 +16,17 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
 
 func main() {
-	kind := flag.String("kind", "ringbuf", "which target's results: ringbuf, k2u, xdp, sockfilter or rings")
+	kind := flag.String("kind", "ringbuf", "which target's results: ringbuf, k2u, xdp, sockfilter, rings, or upstream (a bench-upstream directory)")
 	tables := flag.String("tables", "", "the file holding the full benchstat tables, named under the summary")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: benchsummary -kind ringbuf|k2u|xdp|sockfilter|rings [-tables file] results.txt")
+		fmt.Fprintln(os.Stderr, "usage: benchsummary -kind ringbuf|k2u|xdp|sockfilter|rings|upstream [-tables file] results.txt|directory")
 		os.Exit(2)
 	}
 	if err := run(*kind, flag.Arg(0), *tables); err != nil {
@@ -35,15 +36,25 @@ func main() {
 }
 
 func run(kind, file, tables string) error {
-	values, err := scanValues(file)
-	if err != nil {
-		return err
+	var sections []*section
+	if kind == "upstream" {
+		// A bench-upstream results directory: base.txt and head.txt.
+		var err error
+		sections, err = upstreamSections(filepath.Join(file, "base.txt"), filepath.Join(file, "head.txt"))
+		if err != nil {
+			return err
+		}
+	} else {
+		build, ok := kinds[kind]
+		if !ok {
+			return fmt.Errorf("unknown kind %q", kind)
+		}
+		values, err := scanValues(file)
+		if err != nil {
+			return err
+		}
+		sections = build(values)
 	}
-	build, ok := kinds[kind]
-	if !ok {
-		return fmt.Errorf("unknown kind %q", kind)
-	}
-	sections := build(values)
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
 	fmt.Fprintf(w, "\n%s\n", strings.Repeat("=", width))

@@ -9,10 +9,15 @@ import (
 )
 
 // A column of the summary: the multiple of base that mode reaches, as
-// benchstat says.
+// benchstat says; filter narrows the section's filter for this column
+// alone, and label, where set, heads it instead of mode.
 type column struct {
-	mode, base string
+	mode, base    string
+	filter, label string
 }
+
+// id names the column's cells.
+func (c column) id() string { return c.mode + "/" + c.base + "|" + c.filter }
 
 // A section is one summary table: benchstat's filter and projections,
 // and the columns, each a mode against a base, all values of key.
@@ -28,6 +33,8 @@ type section struct {
 	// unitRows labels each row by its unit, for comparisons with one row
 	// a unit (row .name).
 	unitRows bool
+	// files are the results files, where not the one summarized.
+	files []string
 }
 
 // width is what the summary must fit: an 80-column terminal.
@@ -37,27 +44,33 @@ const width = 80
 // per benchstat table (a touch variant, a receive batch), rows as
 // benchstat orders them.
 func (s *section) render(w io.Writer, benchstat []string, file string) error {
-	var bases []string
+	// One benchstat call for each base and column filter.
+	type call struct{ base, filter string }
+	var calls []call
 	for _, c := range s.cols {
-		if !slices.Contains(bases, c.base) {
-			bases = append(bases, c.base)
+		if !slices.Contains(calls, call{c.base, c.filter}) {
+			calls = append(calls, call{c.base, c.filter})
 		}
+	}
+	files := s.files
+	if files == nil {
+		files = []string{file}
 	}
 	cells := map[cellKey]cell{}
 	var rows []cellKey
-	for _, base := range bases {
-		cmp := comparison{filter: s.filter, table: s.table, row: s.row, key: s.key, cols: []string{base}}
+	for _, cl := range calls {
+		cmp := comparison{filter: strings.TrimSpace(s.filter + " " + cl.filter), table: s.table, row: s.row, key: s.key, cols: []string{cl.base}}
 		for _, c := range s.cols {
-			if c.base == base && !slices.Contains(cmp.cols, c.mode) {
+			if c.base == cl.base && c.filter == cl.filter && !slices.Contains(cmp.cols, c.mode) {
 				cmp.cols = append(cmp.cols, c.mode)
 			}
 		}
-		got, order, err := benchstatCells(benchstat, file, cmp)
+		got, order, err := benchstatCells(benchstat, files, cmp)
 		if err != nil {
 			return err
 		}
 		for k, v := range got {
-			k.col = k.col + "/" + base
+			k.col = column{mode: k.col, base: cl.base, filter: cl.filter}.id()
 			if s.unitRows {
 				k.row, k.unit = k.unit, ""
 			}
@@ -86,7 +99,7 @@ func (s *section) render(w io.Writer, benchstat []string, file string) error {
 	}
 	colWidth := 6
 	for _, c := range s.cols {
-		colWidth = max(colWidth, len(s.baseName(c.mode)), len(s.baseName(c.base))+1)
+		colWidth = max(colWidth, len(s.label(c)), len(s.baseName(c.base))+1)
 	}
 	colWidth = min(colWidth, (width-rowWidth-1)/len(s.cols)-1)
 
@@ -107,7 +120,7 @@ func (s *section) render(w io.Writer, benchstat []string, file string) error {
 		}
 		fmt.Fprint(w, pad("", rowWidth))
 		for _, c := range s.cols {
-			fmt.Fprint(w, " ", pad(clip(s.baseName(c.mode), colWidth), colWidth))
+			fmt.Fprint(w, " ", pad(clip(s.label(c), colWidth), colWidth))
 		}
 		fmt.Fprintln(w)
 		fmt.Fprint(w, pad(s.rowHeader, rowWidth))
@@ -121,7 +134,7 @@ func (s *section) render(w io.Writer, benchstat []string, file string) error {
 			}
 			fmt.Fprint(w, pad(r.row, rowWidth))
 			for _, c := range s.cols {
-				v, ok := cells[cellKey{table: r.table, unit: r.unit, row: r.row, col: c.mode + "/" + c.base}]
+				v, ok := cells[cellKey{table: r.table, unit: r.unit, row: r.row, col: c.id()}]
 				text := "-"
 				if ok {
 					text = v.String()
@@ -143,6 +156,14 @@ func (s *section) render(w io.Writer, benchstat []string, file string) error {
 		}
 	}
 	return nil
+}
+
+// label heads column c.
+func (s *section) label(c column) string {
+	if c.label != "" {
+		return c.label
+	}
+	return s.baseName(c.mode)
 }
 
 // baseName is the short name of a mode in headers and verdicts.
@@ -203,8 +224,8 @@ func ratioRange(lo, hi float64) string {
 func columnVerdict(s *section, cells map[cellKey]cell) []string {
 	var lines []string
 	for _, c := range s.cols {
-		if text, ok := span(cells, c.mode+"/"+c.base); ok {
-			lines = append(lines, fmt.Sprintf("  %s against %s: %s", s.baseName(c.mode), s.baseName(c.base), text))
+		if text, ok := span(cells, c.id()); ok {
+			lines = append(lines, fmt.Sprintf("  %s against %s: %s", s.label(c), s.baseName(c.base), text))
 		}
 	}
 	return lines
