@@ -2,7 +2,7 @@
 
 // Package mmsg moves batches of datagrams with one system call each:
 // sendmmsg(2) and recvmmsg(2) over a vector of message headers. The
-// socket filter benchmark's clients and server (internal/udpload) and
+// socket filter benchmark's clients and server (internal/sockfilterbench) and
 // the XDP rig's flood (internal/xdpflood) send through it.
 //
 //	v := mmsg.Repeat(32, payload) // 32 datagrams, the same bytes each

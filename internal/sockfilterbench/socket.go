@@ -1,6 +1,6 @@
 //go:build linux
 
-// Package udpload runs a UDP server on [::1] against clients sending as
+// Package sockfilterbench runs a UDP server on [::1] against clients sending as
 // fast as they can: one good client whose datagrams carry a payload (a
 // sequence number first, when there is room) and bad clients sending
 // empty datagrams. It measures what the server gets, for benchmarks of
@@ -9,7 +9,7 @@
 // The server and every client each hold an OS thread of their own, with
 // enough GOMAXPROCS that none waits for the Go scheduler: the kernel
 // shares the CPUs among them, as it would among processes.
-package udpload
+package sockfilterbench
 
 import (
 	"fmt"
@@ -35,10 +35,10 @@ func SocketDrops(fd int) (uint32, error) {
 	_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, unix.SO_MEMINFO,
 		uintptr(unsafe.Pointer(&info)), uintptr(unsafe.Pointer(&size)), 0)
 	if errno != 0 {
-		return 0, fmt.Errorf("udpload: getsockopt(SO_MEMINFO): %w", errno)
+		return 0, fmt.Errorf("sockfilterbench: getsockopt(SO_MEMINFO): %w", errno)
 	}
 	if size <= skMeminfoDrops*4 {
-		return 0, fmt.Errorf("udpload: SO_MEMINFO returned %d bytes, no drop count", size)
+		return 0, fmt.Errorf("sockfilterbench: SO_MEMINFO returned %d bytes, no drop count", size)
 	}
 	return info[skMeminfoDrops], nil
 }
@@ -49,7 +49,7 @@ func SocketDrops(fd int) (uint32, error) {
 func Listen(timeout time.Duration) (fd, port int, err error) {
 	fd, err = unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return -1, 0, fmt.Errorf("udpload: socket: %w", err)
+		return -1, 0, fmt.Errorf("sockfilterbench: socket: %w", err)
 	}
 	defer func() {
 		if err != nil {
@@ -57,15 +57,15 @@ func Listen(timeout time.Duration) (fd, port int, err error) {
 		}
 	}()
 	if err := unix.Bind(fd, &unix.SockaddrInet6{Addr: [16]byte{15: 1}}); err != nil {
-		return -1, 0, fmt.Errorf("udpload: bind [::1]:0: %w", err)
+		return -1, 0, fmt.Errorf("sockfilterbench: bind [::1]:0: %w", err)
 	}
 	tv := unix.NsecToTimeval(timeout.Nanoseconds())
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		return -1, 0, fmt.Errorf("udpload: SO_RCVTIMEO: %w", err)
+		return -1, 0, fmt.Errorf("sockfilterbench: SO_RCVTIMEO: %w", err)
 	}
 	sa, err := unix.Getsockname(fd)
 	if err != nil {
-		return -1, 0, fmt.Errorf("udpload: getsockname: %w", err)
+		return -1, 0, fmt.Errorf("sockfilterbench: getsockname: %w", err)
 	}
 	return fd, sa.(*unix.SockaddrInet6).Port, nil
 }
@@ -74,11 +74,11 @@ func Listen(timeout time.Duration) (fd, port int, err error) {
 func Dial(port int) (int, error) {
 	fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return -1, fmt.Errorf("udpload: socket: %w", err)
+		return -1, fmt.Errorf("sockfilterbench: socket: %w", err)
 	}
 	if err := unix.Connect(fd, &unix.SockaddrInet6{Addr: [16]byte{15: 1}, Port: port}); err != nil {
 		unix.Close(fd)
-		return -1, fmt.Errorf("udpload: connect [::1]:%d: %w", port, err)
+		return -1, fmt.Errorf("sockfilterbench: connect [::1]:%d: %w", port, err)
 	}
 	return fd, nil
 }
@@ -86,7 +86,7 @@ func Dial(port int) (int, error) {
 // AttachFilter attaches a socket filter program (SO_ATTACH_BPF) to fd.
 func AttachFilter(fd, progFD int) error {
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ATTACH_BPF, progFD); err != nil {
-		return fmt.Errorf("udpload: SO_ATTACH_BPF: %w", err)
+		return fmt.Errorf("sockfilterbench: SO_ATTACH_BPF: %w", err)
 	}
 	return nil
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package udpload
+package sockfilterbench
 
 import (
 	"encoding/binary"
@@ -71,10 +71,10 @@ const stopPoll = 20 * time.Millisecond
 // server drain its socket, and returns what both sides counted.
 func Run(cfg Config) (_ *Result, err error) {
 	if cfg.Payload < 1 || cfg.Payload > 65000 {
-		return nil, fmt.Errorf("udpload: payload %d outside [1, 65000]", cfg.Payload)
+		return nil, fmt.Errorf("sockfilterbench: payload %d outside [1, 65000]", cfg.Payload)
 	}
 	if cfg.Bad < 0 || cfg.Duration <= 0 {
-		return nil, errors.New("udpload: need a duration and a non-negative number of bad clients")
+		return nil, errors.New("sockfilterbench: need a duration and a non-negative number of bad clients")
 	}
 	if cfg.Batch <= 0 {
 		cfg.Batch = 32
@@ -139,7 +139,7 @@ func serve(fd int, cfg Config, res *Result, stopped *atomic.Bool) error {
 			}
 			continue
 		default:
-			return fmt.Errorf("udpload: recvmmsg: %w", errno)
+			return fmt.Errorf("sockfilterbench: recvmmsg: %w", errno)
 		}
 		res.RecvCalls++
 		for i := range n {
@@ -150,7 +150,7 @@ func serve(fd int, cfg Config, res *Result, stopped *atomic.Bool) error {
 				continue
 			case cfg.Payload:
 			default:
-				return fmt.Errorf("udpload: server read a %d-byte datagram, want 0 or %d", size, cfg.Payload)
+				return fmt.Errorf("sockfilterbench: server read a %d-byte datagram, want 0 or %d", size, cfg.Payload)
 			}
 			res.Good++
 			res.GoodBytes += uint64(size)
@@ -240,7 +240,7 @@ func (c *client) run(deadline time.Time) (uint64, error) {
 		case unix.ENOBUFS, unix.EAGAIN, unix.EINTR:
 			// Nothing sent this time; try again.
 		default:
-			return c.next, fmt.Errorf("udpload: sendmmsg: %w", errno)
+			return c.next, fmt.Errorf("sockfilterbench: sendmmsg: %w", errno)
 		}
 	}
 	return c.next, nil

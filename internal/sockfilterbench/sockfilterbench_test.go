@@ -1,6 +1,6 @@
 //go:build linux
 
-package udpload_test
+package sockfilterbench_test
 
 import (
 	"encoding/binary"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
-	"github.com/ebpf-zc/ebpf/internal/udpload"
+	"github.com/ebpf-zc/ebpf/internal/sockfilterbench"
 )
 
 // newFilter loads the drop-empty filter and its counters.
@@ -39,17 +39,17 @@ func TestDropEmptyFilter(t *testing.T) {
 	for _, filter := range []bool{false, true} {
 		t.Run(map[bool]string{false: "filter=off", true: "filter=on"}[filter], func(t *testing.T) {
 			prog, counters := newFilter(t)
-			server, port, err := udpload.Listen(time.Second)
+			server, port, err := sockfilterbench.Listen(time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer unix.Close(server)
 			if filter {
-				if err := udpload.AttachFilter(server, prog.FD()); err != nil {
+				if err := sockfilterbench.AttachFilter(server, prog.FD()); err != nil {
 					t.Fatal(err)
 				}
 			}
-			client, err := udpload.Dial(port)
+			client, err := sockfilterbench.Dial(port)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func TestDropEmptyFilter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			drops, err := udpload.SocketDrops(server)
+			drops, err := sockfilterbench.SocketDrops(server)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +114,7 @@ func TestDropEmptyFilter(t *testing.T) {
 func TestRunCountsEveryDatagram(t *testing.T) {
 	for _, bad := range []int{0, 2} {
 		prog, counters := newFilter(t)
-		res, err := udpload.Run(udpload.Config{Bad: bad, Payload: 64, Duration: 100 * time.Millisecond, FilterFD: prog.FD()})
+		res, err := sockfilterbench.Run(sockfilterbench.Config{Bad: bad, Payload: 64, Duration: 100 * time.Millisecond, FilterFD: prog.FD()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,12 +137,12 @@ func TestRunCountsEveryDatagram(t *testing.T) {
 }
 
 func TestRunRejectsBadConfig(t *testing.T) {
-	for _, cfg := range []udpload.Config{
+	for _, cfg := range []sockfilterbench.Config{
 		{Payload: 0, Duration: time.Millisecond},
 		{Payload: 8, Duration: 0},
 		{Payload: 8, Bad: -1, Duration: time.Millisecond},
 	} {
-		if _, err := udpload.Run(cfg); err == nil {
+		if _, err := sockfilterbench.Run(cfg); err == nil {
 			t.Errorf("Run(%+v) = nil error", cfg)
 		}
 	}
