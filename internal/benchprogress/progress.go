@@ -221,5 +221,5 @@ func IsFraming(line string) bool {
 // benchtime: 0.46 s at 50ms and 1.31 s at 200ms, untimed fills and
 // ramp-up included.
 func DrainCost(benchtime time.Duration) time.Duration {
-	return 120*time.Millisecond + 6*benchtime
+	return 175*time.Millisecond + benchtime*57/10
 }
