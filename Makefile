@@ -160,7 +160,8 @@ bench-upstream-plots:
 # queue map. The producer's cost per event (net of an empty program) over
 # K2U_SIZES, then end to end with a pinned producer and consumer
 # (K2U_DURATION, K2U_RATES and the rest in bench/k2u_env_test.go).
-# K2U_COUNT runs a row, 10 by default: about 25 minutes.
+# K2U_COUNT runs a row, 10 by default: about 25 minutes. Tables to
+# <results>-tables.txt, plots, then the summary.
 K2U_OUT = $(or $(OUT),$(RESULTS)/k2u-$(STAMP).txt)
 # The producer table's columns: the base first (reserve + submit without
 # a wakeup), then every other helper and flag at the same size.
@@ -197,11 +198,13 @@ bench-k2u-plots:
 
 # bench-rings: ring buffer producers on every CPU at once, into one ring
 # they share or a ring per CPU (RINGS_SIZES, RINGS_PRODUCERS, RINGS_RING in
-# bench/rings_env_test.go). RINGS_COUNT runs a row, 6 by default (about
-# 8 minutes). Benchstat tables shared against per-CPU and one producer
+# bench/rings_env_test.go). RINGS_COUNT runs a row, 6 by default; then
+# MultiReader against Reader (BenchmarkMultiRecords, COUNT runs of
+# BENCHTIME: 6, or 10 with FULL=1 as testdata/rings/multi.txt): about 7
+# minutes. Benchstat tables shared against per-CPU and one producer
 # against two, then the lock-contention projection to 8, 32 and 128 CPUs
 # (internal/ringmodel) and plots of both at RINGS_PLOT_SIZE bytes with
-# NO_WAKEUP.
+# NO_WAKEUP, and the summary.
 RINGS_OUT = $(or $(OUT),$(RESULTS)/rings-$(STAMP).txt)
 RINGS_PLOT_SIZE ?= 128
 bench-rings:
@@ -245,7 +248,8 @@ bench-rings-plots:
 # drops those in the kernel (SOCKF_BAD, SOCKF_PAYLOADS, SOCKF_DURATION in
 # bench/sockfilter_env_test.go). Each of the 48 rows runs 2 s, so
 # SOCKF_COUNT defaults to 6 runs a row (about 10 minutes), the fewest for
-# which benchstat gives a confidence interval; the tables show that spread.
+# which benchstat gives a confidence interval; the tables show that
+# spread. Tables to <results>-tables.txt, plots, then the summary.
 SOCKF_OUT = $(or $(OUT),$(RESULTS)/sockfilter-$(STAMP).txt)
 bench-sockfilter:
 	@mkdir -p $(dir $(SOCKF_OUT))
@@ -271,9 +275,11 @@ bench-sockfilter-plots:
 
 # bench-xdp: XDP packets to user space under real veth traffic, one row per
 # consumer strategy (XDP_PPS, XDP_DURATION and the rest in bench/xdp_env_test.go).
-# Each of the 21 rows runs 5 s, so XDP_COUNT defaults to 6 runs a row
-# (about 11 minutes), the fewest for which benchstat gives a confidence
-# interval; its tables show that spread, xdptable the medians.
+# Each of the 21 rows (13 strategies, 8 of the loss sweep) runs 5 s, so
+# XDP_COUNT defaults to 6 runs a row (about 11 minutes), the fewest for
+# which benchstat gives a confidence interval; its tables show that
+# spread, xdptable the medians. Tables to <results>-tables.txt, plots,
+# then the summary.
 XDP_OUT = $(or $(OUT),$(RESULTS)/xdp-$(STAMP).txt)
 bench-xdp:
 	@mkdir -p $(dir $(XDP_OUT))
