@@ -138,7 +138,7 @@ func ringbufVerdict(s *section, cells map[cellKey]cell) []string {
 			text += ratioRange(t.lo, t.hi)
 		}
 		if t.level > 0 && t.level < t.rows {
-			text += fmt.Sprintf(" (~%d/%d)", t.level, t.rows)
+			text += fmt.Sprintf(" (~%d)", t.level)
 		}
 		if refs[c.mode] == nil {
 			order = append(order, c.mode)

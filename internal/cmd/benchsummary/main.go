@@ -58,7 +58,8 @@ func run(kind, file, tables string) error {
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
 	fmt.Fprintf(w, "\n%s\n", strings.Repeat("=", width))
-	fmt.Fprintf(w, "Summary of %s (benchstat: a multiple is significant, ~ is not)\n", file)
+	fmt.Fprintf(w, "Summary of %s\n", file)
+	fmt.Fprintln(w, "Every multiple is benchstat's and significant (p < 0.05); ~ is not; (~2): 2 rows ~")
 	for _, s := range sections {
 		fmt.Fprintln(w)
 		if err := s.render(w, []string{"go", "tool", "benchstat"}, file); err != nil {
