@@ -343,15 +343,15 @@ func barPlot(t *table, opts options) (*figure, error) {
 	}
 	bars := &groupedBars{ncat: len(t.Xs), log: opts.logy}
 	for i, s := range t.Series {
-		clr, _, _ := style(i)
+		clr, shape, _ := style(i)
 		for _, pt := range s.Points {
 			if opts.logy && pt.Y.Lo <= 0 {
 				return nil, fmt.Errorf("-logy needs positive values, got %v %s at %s=%s", pt.Y.Lo, t.Unit, t.XKey, pt.X)
 			}
-			bars.bars = append(bars.bars, bar{cat: slices.Index(t.Xs, pt.X), series: i, y: pt.Y, color: clr})
+			bars.bars = append(bars.bars, bar{cat: slices.Index(t.Xs, pt.X), series: i, y: pt.Y, color: clr, shape: shape})
 		}
 		if t.SeriesKey != "" {
-			fig.legend.Add(s.Name, barThumb{clr})
+			fig.legend.Add(s.Name, barThumb{clr, shape})
 			fig.entries++
 		}
 	}
@@ -372,11 +372,13 @@ func barPlot(t *table, opts options) (*figure, error) {
 	return fig, nil
 }
 
-// bar is one bar of a grouped bar chart.
+// bar is one bar of a grouped bar chart: its colour, and its series'
+// marker drawn at its foot, which tells series apart in greyscale.
 type bar struct {
 	cat, series int
 	y           stat
 	color       color.Color
+	shape       draw.GlyphDrawer
 }
 
 // groupedBars draws bars grouped by category, in data coordinates: the
@@ -412,6 +414,10 @@ func (g *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 		box := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
 		c.FillPolygon(b.color, c.ClipPolygonY(box))
 		c.StrokeLines(edge, c.ClipLinesY(append(box, box[0]))...)
+		if r := min(vg.Points(3), (x1-x0)/4); b.shape != nil && y1-y0 > 4*r {
+			c.DrawGlyph(draw.GlyphStyle{Color: contrast(b.color), Radius: r, Shape: b.shape},
+				vg.Point{X: (x0 + x1) / 2, Y: y0 + 2*r})
+		}
 		if b.y.N > 1 {
 			xm := (x0 + x1) / 2
 			capw := (x1 - x0) / 4
@@ -438,8 +444,12 @@ func (g *groupedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return -0.5, float64(g.ncat) - 0.5, ymin, ymax
 }
 
-// barThumb is a legend thumbnail: a filled square in the bar colour.
-type barThumb struct{ color color.Color }
+// barThumb is a legend thumbnail: a filled square in the bar colour
+// with the series' marker, as on the bars.
+type barThumb struct {
+	color color.Color
+	shape draw.GlyphDrawer
+}
 
 // Thumbnail implements plot.Thumbnailer.
 func (b barThumb) Thumbnail(c *draw.Canvas) {
@@ -449,6 +459,20 @@ func (b barThumb) Thumbnail(c *draw.Canvas) {
 		{X: x0, Y: c.Min.Y}, {X: x0 + side, Y: c.Min.Y},
 		{X: x0 + side, Y: c.Max.Y}, {X: x0, Y: c.Max.Y},
 	})
+	if b.shape != nil {
+		c.DrawGlyph(draw.GlyphStyle{Color: contrast(b.color), Radius: side / 3, Shape: b.shape},
+			vg.Point{X: x0 + side/2, Y: (c.Min.Y + c.Max.Y) / 2})
+	}
+}
+
+// contrast is black on a light colour and white on a dark one, for a
+// marker drawn on it.
+func contrast(c color.Color) color.Color {
+	r, g, b, _ := c.RGBA()
+	if 299*r+587*g+114*b > 1000*0x7fff {
+		return color.Black
+	}
+	return color.White
 }
 
 // palette are the series' colours: the Okabe-Ito set, which people with
