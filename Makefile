@@ -2,12 +2,16 @@
 # `make bench` (the main job) and `make test` (every test).
 
 GO      ?= go
+# FULL=1 selects the reference runs README's tables come from; without it
+# make bench answers in minutes (see bench below).
+FULL    ?=
 # Runs per benchmark: benchstat wants 6 for a confidence interval and a
-# U-test at n=10 can show a difference at p=0.002 (n=3 cannot go below 0.1).
-COUNT   ?= 10
-# Timed drain per benchmark run; the untimed fills cost about ten times
-# as much, so a second of draining means ten of filling.
-BENCHTIME ?= 200ms
+# U-test at n=10 can show a difference at p=0.002 (n=3 cannot go below
+# 0.1); 6 still gives p-values, 10 is the reference.
+COUNT   ?= $(if $(FULL),10,6)
+# Timed drain per benchmark run; the untimed fills cost about five times
+# as much, so 50ms of draining is about 0.4 s a result.
+BENCHTIME ?= 50ms
 RESULTS ?= results
 STAMP   := $(shell date -u +%Y%m%dT%H%M%SZ)
 
@@ -21,11 +25,13 @@ TASKSET  = $(if $(PIN),$(if $(shell command -v taskset),taskset -c $(PIN)))
 # libbpf-dev. Expanded when used, so it sees what hostdeps installed.
 LIBBPF   = $(shell pkg-config --exists libbpf 2>/dev/null && command -v $$($(GO) env CC) >/dev/null && echo -tags libbpf)
 BENCHSTAT = $(GO) tool benchstat
-PLOT      = $(GO) run ./internal/benchplot
-# Written at the top of every results file: a configuration line that
-# benchstat prints above its tables and benchplot puts in each plot's
-# footer beside go test's cpu line, so numbers name the host they ran on.
-HOSTINFO  = echo "kernel: $$(uname -r)"
+PLOT      = $(GO) run ./internal/cmd/benchplot
+# BENCHRUN runs a target's go test commands: it announces how many results
+# and how long, writes the raw output to the results file (headed by a
+# kernel: line) and shows progress. SUMMARY prints the target's summary
+# from benchstat's output on that file.
+BENCHRUN  = $(GO) run ./internal/cmd/benchrun
+SUMMARY   = $(GO) run ./internal/cmd/benchsummary
 
 .PHONY: all test lint bench bench-tables benchstat bench-plot bench-k2u bench-k2u-tables bench-k2u-plots bench-rings bench-rings-tables bench-rings-plots bench-xdp bench-xdp-tables bench-xdp-plots bench-sockfilter bench-sockfilter-tables bench-sockfilter-plots test-vms deps-test deps-bench
 
@@ -33,11 +39,11 @@ all: test
 
 # deps-test, deps-bench: the Debian packages make test and make bench use
 # (gcc, libbpf-dev, pkg-config, qemu-system-x86, cpio, iproute2), installed
-# when missing as root, named in one command otherwise (internal/hostdeps).
+# when missing as root, named in one command otherwise (internal/cmd/hostdeps).
 deps-test:
-	@$(GO) run ./internal/hostdeps test
+	@$(GO) run ./internal/cmd/hostdeps test
 deps-bench:
-	@$(GO) run ./internal/hostdeps bench
+	@$(GO) run ./internal/cmd/hostdeps bench
 
 # lint: formatting, vet and staticcheck (a tool in go.mod), the checks CI
 # refuses to land without; the libbpf build is checked where libbpf-dev
@@ -65,28 +71,37 @@ test: deps-test
 # test-vms: the tests and a benchmark smoke inside QEMU on Debian kernels.
 # KERNELS narrows the set ("5.10 6.1"); the default is every kernel.
 test-vms:
-	$(GO) run ./internal/vmtest/cmd/vmtest -kernels "$(KERNELS)"
+	$(GO) run ./internal/cmd/vmtest -kernels "$(KERNELS)"
 
-# bench: the ringbuf reader benchmark, every mode over the default sizes
-# (SIZES=sweep for 80..2048 by 16; RING=bytes for the ring, 256 MiB by
-# default), and the end-to-end benchmark. OUT names the results file.
-# Prints benchstat tables, each comparing one benchmark and one touch
-# variant against a base column (upstream; copy for records), and plots.
+# bench: the ringbuf reader benchmark, every mode and both touch variants,
+# and the end-to-end benchmark. By default 4 sizes (16,128,1024,4096),
+# 64 MiB rings, COUNT=6 runs of BENCHTIME=50ms: about 3 minutes of
+# benchmarks, under 5 from a fresh clone. FULL=1 is the reference run
+# README's tables come from: the 8 default sizes (16..4096) and 10 runs,
+# about 11 minutes. SIZES (a list, or sweep for 80..2048 by 16), RING (bytes), COUNT
+# and BENCHTIME override either; OUT names the results file. Prints the
+# plan, progress, then the summary; the full benchstat tables go to
+# <results>-tables.txt, plots beside them.
 RB_OUT = $(or $(OUT),$(RESULTS)/ringbuf-$(STAMP).txt)
-RB_MODES = /mode@(upstream copy peek records floor lease lease-each libbpf)
+RB_QUICK_SIZES := 16,128,1024,4096
+RB_SIZES = $(or $(SIZES),$(if $(FULL),,$(RB_QUICK_SIZES)))
+RB_RING = $(or $(RING),67108864)
+RB_BENCHES = BenchmarkRead$$|BenchmarkEndToEnd$$
 bench: deps-bench
 	@mkdir -p $(dir $(RB_OUT))
 	@echo "make bench: $(if $(TASKSET),pinned to CPU $(PIN) (PIN= to change),not pinned$(if $(PIN), (taskset not found)))"
 	@echo "make bench: $(if $(LIBBPF),with,WITHOUT) the libbpf peer$(if $(LIBBPF),, (mode=libbpf skips: pkg-config finds no libbpf or no C compiler))"
-	{ $(HOSTINFO); $(if $(SIZES),RINGBUF_BENCH_SIZES=$(SIZES)) $(if $(RING),RINGBUF_BENCH_RING=$(RING)) \
-	$(TASKSET) $(GO) test $(LIBBPF) -run '^$$' -bench 'BenchmarkRead$$|BenchmarkEndToEnd$$' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/; } | tee $(RB_OUT)
-	$(MAKE) --no-print-directory bench-tables IN=$(RB_OUT)
-	$(MAKE) --no-print-directory bench-plot IN=$(RB_OUT)
+	@echo "make bench: $(if $(FULL),the full reference run,the quick run (FULL=1 for the reference run README's tables come from))"
+	@$(if $(RB_SIZES),RINGBUF_BENCH_SIZES=$(RB_SIZES)) RINGBUF_BENCH_RING=$(RB_RING) $(BENCHRUN) -title "make bench" -out $(RB_OUT) -- \
+		$(TASKSET) $(GO) test $(LIBBPF) -run '^$$' -bench '$(RB_BENCHES)' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/
+	@$(MAKE) --no-print-directory bench-tables IN=$(RB_OUT) > $(basename $(RB_OUT))-tables.txt
+	@$(MAKE) --no-print-directory -s bench-plot IN=$(RB_OUT)
+	@$(SUMMARY) -kind ringbuf -tables $(basename $(RB_OUT))-tables.txt $(RB_OUT)
 
 # bench-tables: make bench's benchstat tables from a saved run (IN=file).
 bench-tables:
-	@echo; echo "== drain rate of every mode against upstream, one table per touch variant (results: $(IN))"
-	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table .config,/touch -row /size -col '$(RB_MODES)' $(IN)
+	@echo; echo "== drain rate of every mode against the first (upstream), one table per touch variant (results: $(IN))"
+	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table .config,/touch -row /size -col /mode $(IN)
 	@echo; echo "== records against copy"
 	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table .config,/touch -row /size -col '/mode@(copy records)' $(IN)
 	@echo; echo "== records against cilium/ebpf main's lease technique, the floor and libbpf"
@@ -101,10 +116,10 @@ bench-tables:
 # bench-plot: drain rate against event size, one line per mode, a plot per
 # touch variant.
 bench-plot:
-	$(PLOT) -kind line -x /size -y Mrec/s -series '$(RB_MODES)' -logx -logy -filter '.name:Read /touch:head' \
+	$(PLOT) -kind line -x /size -y Mrec/s -series /mode -logx -logy -filter '.name:Read /touch:head' \
 		-xlabel 'event size (B)' -ylabel 'records drained (millions/s)' -legend 'reader' \
 		-title 'ring buffer drain rate, consumer reads 8 bytes of each record (touch=head)' -out $(basename $(IN))-head $(IN)
-	$(PLOT) -kind line -x /size -y Mrec/s -series '$(RB_MODES)' -logx -logy -filter '.name:Read /touch:all' \
+	$(PLOT) -kind line -x /size -y Mrec/s -series /mode -logx -logy -filter '.name:Read /touch:all' \
 		-xlabel 'event size (B)' -ylabel 'records drained (millions/s)' -legend 'reader' \
 		-title 'ring buffer drain rate, consumer reads every byte (touch=all)' -out $(basename $(IN))-all $(IN)
 
@@ -118,17 +133,21 @@ benchstat:
 # version or a checkout (default: the version go.mod pins), and UPSTREAM, a
 # checkout (main, a pull request's head). Each side is built in a scratch
 # module, so go.mod stays as it is; the modes a side's ringbuf lacks are
-# reported absent. Prints benchstat tables base against head per mode and
-# every mode side by side at the head against cilium/ebpf's ReadInto, one
-# table per touch variant, and draws plots; OUT names the results
-# directory. COUNT, BENCHTIME, SIZES, RING and PIN as for bench.
+# reported absent. Says how many results and how long first, shows
+# progress, prints benchstat tables base against head per mode and every
+# mode side by side at the head against cilium/ebpf's ReadInto, one table
+# per touch variant (also in <OUT>/summary.txt), draws plots, and ends
+# with the summary. OUT names the results directory. COUNT, BENCHTIME,
+# SIZES, RING and PIN as for bench: with FULL unset, 6 runs of 50ms over
+# the 8 default sizes, about 4 minutes a side with every mode.
 UP_OUT = $(or $(OUT),$(RESULTS)/upstream-$(STAMP))
-UPSTREAMBENCH = $(GO) run ./internal/upstreambench/cmd/upstreambench
+UPSTREAMBENCH = $(GO) run ./internal/cmd/upstreambench
 .PHONY: bench-upstream bench-upstream-tables bench-upstream-plots
 bench-upstream:
 	@$(UPSTREAMBENCH) -upstream "$(UPSTREAM)" $(if $(BASE),-base "$(BASE)") \
 		-count $(COUNT) -benchtime $(BENCHTIME) $(if $(SIZES),-sizes "$(SIZES)") $(if $(RING),-ring $(RING)) \
 		$(if $(TASKSET),-pin "$(TASKSET)") -out "$(UP_OUT)"
+	@$(SUMMARY) -kind upstream -tables "$(UP_OUT)/summary.txt" "$(UP_OUT)"
 
 # bench-upstream-tables, bench-upstream-plots: bench-upstream's tables and
 # plots from a saved run (IN=its results directory).
@@ -141,7 +160,8 @@ bench-upstream-plots:
 # queue map. The producer's cost per event (net of an empty program) over
 # K2U_SIZES, then end to end with a pinned producer and consumer
 # (K2U_DURATION, K2U_RATES and the rest in bench/k2u_env_test.go).
-# K2U_COUNT runs a row, 10 by default: about 25 minutes.
+# K2U_COUNT runs a row, 10 by default: about 25 minutes. Tables to
+# <results>-tables.txt, plots, then the summary.
 K2U_OUT = $(or $(OUT),$(RESULTS)/k2u-$(STAMP).txt)
 # The producer table's columns: the base first (reserve + submit without
 # a wakeup), then every other helper and flag at the same size.
@@ -151,9 +171,11 @@ K2U_PRODUCERS = /helper@(ringbuf_reserve ringbuf_output perf_event_output map_pu
 K2U_READERS = /reader@(upstream-readinto records readinto perf-readinto lookup-delete batch-lookup-delete)
 bench-k2u:
 	@mkdir -p $(dir $(K2U_OUT))
-	{ $(HOSTINFO); $(GO) test -run '^$$' -bench 'BenchmarkProducer$$|BenchmarkK2U$$' -count $(or $(K2U_COUNT),10) -timeout 0 ./bench/; } | tee $(K2U_OUT)
-	$(MAKE) --no-print-directory bench-k2u-tables IN=$(K2U_OUT)
-	$(MAKE) --no-print-directory bench-k2u-plots IN=$(K2U_OUT)
+	@$(BENCHRUN) -title "make bench-k2u" -out $(K2U_OUT) -- \
+		$(GO) test -run '^$$' -bench 'BenchmarkProducer$$|BenchmarkK2U$$' -count $(or $(K2U_COUNT),10) -timeout 0 ./bench/
+	@$(MAKE) --no-print-directory bench-k2u-tables IN=$(K2U_OUT) > $(basename $(K2U_OUT))-tables.txt
+	@$(MAKE) --no-print-directory -s bench-k2u-plots IN=$(K2U_OUT)
+	@$(SUMMARY) -kind k2u -tables $(basename $(K2U_OUT))-tables.txt $(K2U_OUT)
 
 # bench-k2u-tables: bench-k2u's benchstat tables from a saved run (IN=file).
 bench-k2u-tables:
@@ -176,19 +198,23 @@ bench-k2u-plots:
 
 # bench-rings: ring buffer producers on every CPU at once, into one ring
 # they share or a ring per CPU (RINGS_SIZES, RINGS_PRODUCERS, RINGS_RING in
-# bench/rings_env_test.go). RINGS_COUNT runs a row, 6 by default (about
-# 8 minutes). Benchstat tables shared against per-CPU and one producer
+# bench/rings_env_test.go). RINGS_COUNT runs a row, 6 by default; then
+# MultiReader against Reader (BenchmarkMultiRecords, COUNT runs of
+# BENCHTIME: 6, or 10 with FULL=1 as testdata/rings/multi.txt): about 7
+# minutes. Benchstat tables shared against per-CPU and one producer
 # against two, then the lock-contention projection to 8, 32 and 128 CPUs
 # (internal/ringmodel) and plots of both at RINGS_PLOT_SIZE bytes with
-# NO_WAKEUP.
+# NO_WAKEUP, and the summary.
 RINGS_OUT = $(or $(OUT),$(RESULTS)/rings-$(STAMP).txt)
 RINGS_PLOT_SIZE ?= 128
 bench-rings:
 	@mkdir -p $(dir $(RINGS_OUT))
-	{ $(HOSTINFO); $(GO) test -run '^$$' -bench 'BenchmarkRings$$' -benchtime $(or $(RINGS_BENCHTIME),1s) -count $(or $(RINGS_COUNT),6) -timeout 0 ./bench/; \
-	  $(TASKSET) $(GO) test -run '^$$' -bench 'BenchmarkMultiRecords$$' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/; } | tee $(RINGS_OUT)
-	$(MAKE) --no-print-directory bench-rings-tables IN=$(RINGS_OUT)
-	$(MAKE) --no-print-directory bench-rings-plots IN=$(RINGS_OUT)
+	@$(BENCHRUN) -title "make bench-rings" -out $(RINGS_OUT) -- \
+		$(GO) test -run '^$$' -bench 'BenchmarkRings$$' -benchtime $(or $(RINGS_BENCHTIME),1s) -count $(or $(RINGS_COUNT),6) -timeout 0 ./bench/ \
+		--- $(TASKSET) $(GO) test -run '^$$' -bench 'BenchmarkMultiRecords$$' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/
+	@$(MAKE) --no-print-directory bench-rings-tables IN=$(RINGS_OUT) > $(basename $(RINGS_OUT))-tables.txt
+	@$(MAKE) --no-print-directory -s bench-rings-plots IN=$(RINGS_OUT)
+	@$(SUMMARY) -kind rings -tables $(basename $(RINGS_OUT))-tables.txt $(RINGS_OUT)
 
 # bench-rings-tables: bench-rings' benchstat tables from a saved run (IN=file).
 bench-rings-tables:
@@ -207,7 +233,7 @@ bench-rings-tables:
 # run (IN=file); the projection is written beside it, -projection.txt.
 RINGS_PROJ = $(basename $(IN))-projection.txt
 bench-rings-plots:
-	$(GO) run ./internal/ringmodel/cmd/ringproject -producers 1,2,8,32,128 $(IN) | tee $(RINGS_PROJ)
+	$(GO) run ./internal/cmd/ringproject -producers 1,2,8,32,128 $(IN) | tee $(RINGS_PROJ)
 	$(PLOT) -kind line -x /producers -y ns/event -series /layout -logx -logy -filter '.name:Rings /size:$(RINGS_PLOT_SIZE) /flags:no_wakeup' \
 		-xlabel 'producer CPUs (count)' -ylabel 'CPU time per event, per producer (ns)' -legend 'layout' \
 		-title 'producer CPU time per $(RINGS_PLOT_SIZE)-byte event, NO_WAKEUP (-projection: the model)' \
@@ -222,13 +248,16 @@ bench-rings-plots:
 # drops those in the kernel (SOCKF_BAD, SOCKF_PAYLOADS, SOCKF_DURATION in
 # bench/sockfilter_env_test.go). Each of the 48 rows runs 2 s, so
 # SOCKF_COUNT defaults to 6 runs a row (about 10 minutes), the fewest for
-# which benchstat gives a confidence interval; the tables show that spread.
+# which benchstat gives a confidence interval; the tables show that
+# spread. Tables to <results>-tables.txt, plots, then the summary.
 SOCKF_OUT = $(or $(OUT),$(RESULTS)/sockfilter-$(STAMP).txt)
 bench-sockfilter:
 	@mkdir -p $(dir $(SOCKF_OUT))
-	{ $(HOSTINFO); $(GO) test -run '^$$' -bench 'BenchmarkSocketFilter' -benchtime 1x -count $(or $(SOCKF_COUNT),6) -timeout 0 ./bench/; } | tee $(SOCKF_OUT)
-	$(MAKE) --no-print-directory bench-sockfilter-tables IN=$(SOCKF_OUT)
-	$(MAKE) --no-print-directory bench-sockfilter-plots IN=$(SOCKF_OUT)
+	@$(BENCHRUN) -title "make bench-sockfilter" -out $(SOCKF_OUT) -- \
+		$(GO) test -run '^$$' -bench 'BenchmarkSocketFilter' -benchtime 1x -count $(or $(SOCKF_COUNT),6) -timeout 0 ./bench/
+	@$(MAKE) --no-print-directory bench-sockfilter-tables IN=$(SOCKF_OUT) > $(basename $(SOCKF_OUT))-tables.txt
+	@$(MAKE) --no-print-directory -s bench-sockfilter-plots IN=$(SOCKF_OUT)
+	@$(SUMMARY) -kind sockfilter -tables $(basename $(SOCKF_OUT))-tables.txt $(SOCKF_OUT)
 
 # bench-sockfilter-tables: the filter on against off, from a saved run (IN=file).
 bench-sockfilter-tables:
@@ -246,15 +275,19 @@ bench-sockfilter-plots:
 
 # bench-xdp: XDP packets to user space under real veth traffic, one row per
 # consumer strategy (XDP_PPS, XDP_DURATION and the rest in bench/xdp_env_test.go).
-# Each of the 21 rows runs 5 s, so XDP_COUNT defaults to 6 runs a row
-# (about 11 minutes), the fewest for which benchstat gives a confidence
-# interval; its tables show that spread, xdptable the medians.
+# Each of the 21 rows (13 strategies, 8 of the loss sweep) runs 5 s, so
+# XDP_COUNT defaults to 6 runs a row (about 11 minutes), the fewest for
+# which benchstat gives a confidence interval; its tables show that
+# spread, xdptable the medians. Tables to <results>-tables.txt, plots,
+# then the summary.
 XDP_OUT = $(or $(OUT),$(RESULTS)/xdp-$(STAMP).txt)
 bench-xdp:
 	@mkdir -p $(dir $(XDP_OUT))
-	{ $(HOSTINFO); $(GO) test -run '^$$' -bench 'BenchmarkXDP' -benchtime 1x -count $(or $(XDP_COUNT),6) -timeout 0 ./bench/; } | tee $(XDP_OUT)
-	$(MAKE) --no-print-directory bench-xdp-tables IN=$(XDP_OUT)
-	$(MAKE) --no-print-directory bench-xdp-plots IN=$(XDP_OUT)
+	@$(BENCHRUN) -title "make bench-xdp" -out $(XDP_OUT) -- \
+		$(GO) test -run '^$$' -bench 'BenchmarkXDP' -benchtime 1x -count $(or $(XDP_COUNT),6) -timeout 0 ./bench/
+	@$(MAKE) --no-print-directory bench-xdp-tables IN=$(XDP_OUT) > $(basename $(XDP_OUT))-tables.txt
+	@$(MAKE) --no-print-directory -s bench-xdp-plots IN=$(XDP_OUT)
+	@$(SUMMARY) -kind xdp -tables $(basename $(XDP_OUT))-tables.txt $(XDP_OUT)
 
 # bench-xdp-tables: the study's table, then benchstat on the pairs that
 # compare like with like, from a saved run (IN=file).
@@ -262,7 +295,7 @@ bench-xdp:
 # be a table of zeros here; delivered-pps shows a loss if there is one.
 XDP_UNITS = .unit:(delivered-pps OR p99-us OR cons-ms/s OR cpu-ms/Mpkt)
 bench-xdp-tables:
-	$(GO) run ./internal/xdptable -in $(IN)
+	$(GO) run ./internal/cmd/xdptable -in $(IN)
 	@echo; echo "== our Records against upstream's ReadInto, both on epoll"
 	$(BENCHSTAT) -filter '.name:XDP $(XDP_UNITS)' -row .name -col '/strategy@(rb-epoll-upstream rb-epoll)' $(IN)
 	@echo; echo "== our Records against upstream's ReadInto, both sleeping 50 us when the ring is empty"

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/ebpf-zc/ebpf/internal/k2u"
+	"github.com/ebpf-zc/ebpf/internal/transportbench"
 )
 
 // BenchmarkK2U runs a producer flat out on one CPU and a consumer on the
@@ -20,7 +20,7 @@ import (
 func BenchmarkK2U(b *testing.B) {
 	k2uSkipUnlessAvailable(b)
 	k := k2uEnv(b)
-	for _, c := range k2u.EndToEndCases() {
+	for _, c := range transportbench.EndToEndCases() {
 		for _, size := range k.e2eSizes {
 			for _, rate := range k.rates {
 				b.Run("transport="+string(c.Transport)+"/reader="+string(c.Reader)+"/"+k2uSizeName(size)+"/"+k2uRateName(rate), func(b *testing.B) {
@@ -32,9 +32,9 @@ func BenchmarkK2U(b *testing.B) {
 }
 
 // k2uEndToEndRow runs one configuration and reports its metrics.
-func k2uEndToEndRow(b *testing.B, cfg k2u.Config) {
-	res, err := k2u.Run(cfg)
-	if errors.Is(err, k2u.ErrNoQueueBatch) {
+func k2uEndToEndRow(b *testing.B, cfg transportbench.Config) {
+	res, err := transportbench.Run(cfg)
+	if errors.Is(err, transportbench.ErrNoQueueBatch) {
 		b.Skip(err)
 	}
 	if err != nil {
@@ -50,8 +50,8 @@ func k2uEndToEndRow(b *testing.B, cfg k2u.Config) {
 	}
 }
 
-func (k k2uKnobs) config(c k2u.Case, size, rate int) k2u.Config {
-	return k2u.Config{
+func (k k2uKnobs) config(c transportbench.Case, size, rate int) transportbench.Config {
+	return transportbench.Config{
 		Case: c, Size: size, Duration: k.duration, Rate: rate,
 		ProducerCPU: 0, ConsumerCPU: -1, RingSize: k.ring, QueueEntries: k.queue,
 	}

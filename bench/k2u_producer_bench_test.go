@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ebpf-zc/ebpf/internal/k2u"
+	"github.com/ebpf-zc/ebpf/internal/transportbench"
 )
 
 // BenchmarkProducer measures what one event costs the BPF program, for
@@ -19,7 +19,7 @@ import (
 func BenchmarkProducer(b *testing.B) {
 	k2uSkipUnlessAvailable(b)
 	k := k2uEnv(b)
-	for _, c := range k2u.ProducerCases() {
+	for _, c := range transportbench.ProducerCases() {
 		for _, size := range k.sizes {
 			b.Run("helper="+string(c.Helper)+"/flags="+c.Flags+"/"+k2uSizeName(size), func(b *testing.B) {
 				k2uProducerRow(b, c, size)
@@ -28,8 +28,8 @@ func BenchmarkProducer(b *testing.B) {
 	}
 }
 
-func k2uProducerRow(b *testing.B, c k2u.ProducerCase, size int) {
-	rig, err := k2u.NewProducerRig(c, size)
+func k2uProducerRow(b *testing.B, c transportbench.ProducerCase, size int) {
+	rig, err := transportbench.NewProducerRig(c, size)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ebpf-zc/ebpf/internal/k2u"
+	"github.com/ebpf-zc/ebpf/internal/transportbench"
 )
 
 // k2uOpenFiles counts this process's open file descriptors.
@@ -39,10 +39,10 @@ func k2uCheckNoLeak(t *testing.T) {
 func TestK2UProducerRig(t *testing.T) {
 	k2uSkipUnlessAvailable(t)
 	k2uCheckNoLeak(t)
-	for _, c := range k2u.ProducerCases() {
+	for _, c := range transportbench.ProducerCases() {
 		for _, size := range []int{16, 84, 4096} {
 			t.Run(string(c.Helper)+"/"+c.Flags+"/"+k2uSizeName(size), func(t *testing.T) {
-				rig, err := k2u.NewProducerRig(c, size)
+				rig, err := transportbench.NewProducerRig(c, size)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -85,10 +85,10 @@ func TestK2UProducerRig(t *testing.T) {
 func TestK2UEndToEnd(t *testing.T) {
 	k2uSkipUnlessAvailable(t)
 	k2uCheckNoLeak(t)
-	for _, c := range k2u.EndToEndCases() {
+	for _, c := range transportbench.EndToEndCases() {
 		for _, rate := range []int{0, 20000} {
 			t.Run(string(c.Transport)+"/"+string(c.Reader)+"/"+k2uRateName(rate), func(t *testing.T) {
-				k2uCheckEndToEnd(t, k2u.Config{
+				k2uCheckEndToEnd(t, transportbench.Config{
 					Case: c, Size: 84, Duration: 100 * time.Millisecond, Rate: rate,
 					ProducerCPU: -1, ConsumerCPU: -1, Pattern: true,
 				})
@@ -97,10 +97,10 @@ func TestK2UEndToEnd(t *testing.T) {
 	}
 }
 
-func k2uCheckEndToEnd(t *testing.T, cfg k2u.Config) {
+func k2uCheckEndToEnd(t *testing.T, cfg transportbench.Config) {
 	t.Helper()
-	res, err := k2u.Run(cfg)
-	if errors.Is(err, k2u.ErrNoQueueBatch) {
+	res, err := transportbench.Run(cfg)
+	if errors.Is(err, transportbench.ErrNoQueueBatch) {
 		t.Skip(err)
 	}
 	if err != nil {
@@ -131,12 +131,12 @@ func k2uCheckEndToEnd(t *testing.T, cfg k2u.Config) {
 func TestK2URunFailsCleanly(t *testing.T) {
 	k2uSkipUnlessAvailable(t)
 	k2uCheckNoLeak(t)
-	for _, c := range []k2u.Case{
-		{Transport: k2u.Ringbuf, Reader: k2u.LookupAndDelete},
-		{Transport: k2u.Queue, Reader: k2u.Records},
-		{Transport: "carrier-pigeon", Reader: k2u.Records},
+	for _, c := range []transportbench.Case{
+		{Transport: transportbench.Ringbuf, Reader: transportbench.LookupAndDelete},
+		{Transport: transportbench.Queue, Reader: transportbench.Records},
+		{Transport: "carrier-pigeon", Reader: transportbench.Records},
 	} {
-		if _, err := k2u.Run(k2u.Config{Case: c, Size: 80, Duration: time.Millisecond}); err == nil {
+		if _, err := transportbench.Run(transportbench.Config{Case: c, Size: 80, Duration: time.Millisecond}); err == nil {
 			t.Errorf("%v: no error", c)
 		}
 	}

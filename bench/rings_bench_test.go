@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ebpf-zc/ebpf/internal/contend"
 	"github.com/ebpf-zc/ebpf/internal/ringmodel"
+	"github.com/ebpf-zc/ebpf/internal/ringsbench"
 )
 
 // BenchmarkRings measures what ring buffer producers on several CPUs at
@@ -29,11 +29,11 @@ import (
 func BenchmarkRings(b *testing.B) {
 	k2uSkipUnlessAvailable(b)
 	k := ringsEnv(b)
-	for _, layout := range []contend.Layout{contend.Shared, contend.PerCPU} {
+	for _, layout := range []ringsbench.Layout{ringsbench.Shared, ringsbench.PerCPU} {
 		for _, producers := range k.producers {
 			for _, size := range k.sizes {
 				for _, f := range ringsFlags {
-					cfg := contend.Config{Layout: layout, Producers: producers, Size: size, Flags: f.flags, RingBytes: k.ring}
+					cfg := ringsbench.Config{Layout: layout, Producers: producers, Size: size, Flags: f.flags, RingBytes: k.ring}
 					b.Run(fmt.Sprintf("layout=%s/producers=%d/size=%d/flags=%s", layout, producers, size, f.name), func(b *testing.B) {
 						ringsRow(b, cfg)
 					})
@@ -43,8 +43,8 @@ func BenchmarkRings(b *testing.B) {
 	}
 }
 
-func ringsRow(b *testing.B, cfg contend.Config) {
-	rig, err := contend.New(cfg)
+func ringsRow(b *testing.B, cfg ringsbench.Config) {
+	rig, err := ringsbench.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
-	"github.com/ebpf-zc/ebpf/internal/udpload"
+	"github.com/ebpf-zc/ebpf/internal/sockfilterbench"
 )
 
 // BenchmarkSocketFilter runs a UDP server on [::1] against one good
@@ -31,7 +31,7 @@ func BenchmarkSocketFilter(b *testing.B) {
 					name := "filter=" + map[bool]string{false: "off", true: "on"}[filter] +
 						"/bad=" + strconv.Itoa(bad) + "/payload=" + strconv.Itoa(payload) + "/recv=" + strconv.Itoa(recvs)
 					b.Run(name, func(b *testing.B) {
-						sockfilterRow(b, filter, udpload.Config{Bad: bad, Payload: payload, Duration: k.duration, RecvBatch: recvs})
+						sockfilterRow(b, filter, sockfilterbench.Config{Bad: bad, Payload: payload, Duration: k.duration, RecvBatch: recvs})
 					})
 				}
 			}
@@ -39,7 +39,7 @@ func BenchmarkSocketFilter(b *testing.B) {
 	}
 }
 
-func sockfilterRow(b *testing.B, filter bool, cfg udpload.Config) {
+func sockfilterRow(b *testing.B, filter bool, cfg sockfilterbench.Config) {
 	counters, err := progs.NewCounters()
 	skipWithoutSocketFilters(b, err)
 	defer counters.Close()
@@ -49,7 +49,7 @@ func sockfilterRow(b *testing.B, filter bool, cfg udpload.Config) {
 		defer prog.Close()
 		cfg.FilterFD = prog.FD()
 	}
-	res, err := udpload.Run(cfg)
+	res, err := sockfilterbench.Run(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

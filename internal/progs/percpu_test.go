@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ebpf-zc/ebpf/internal/cpustat"
-	"github.com/ebpf-zc/ebpf/internal/drain"
+	"github.com/ebpf-zc/ebpf/internal/readloop"
 	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 	"github.com/ebpf-zc/ebpf/ringbuf"
 )
@@ -81,7 +81,7 @@ func ringSeqs(t *testing.T, ring *ebpf.Map, size int, pattern bool) []uint64 {
 	}
 	var seqs []uint64
 	var bad error
-	err = drain.ReadInto(rd, func(sample []byte) {
+	err = readloop.ReadInto(rd, func(sample []byte) {
 		seq, err := CheckRecord(sample, size, pattern)
 		bad = cmp.Or(bad, err)
 		seqs = append(seqs, seq)

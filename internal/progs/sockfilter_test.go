@@ -10,7 +10,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"golang.org/x/sys/unix"
 
-	"github.com/ebpf-zc/ebpf/internal/udpload"
+	"github.com/ebpf-zc/ebpf/internal/sockfilterbench"
 )
 
 // TestSocketFilterSeesUDPHeader checks, with real sockets, where a socket
@@ -44,15 +44,15 @@ func TestSocketFilterSeesUDPHeader(t *testing.T) {
 	skipIfNoBPF(t, err)
 	defer probe.Close()
 
-	server, port, err := udpload.Listen(time.Second)
+	server, port, err := sockfilterbench.Listen(time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unix.Close(server)
-	if err := udpload.AttachFilter(server, probe.FD()); err != nil {
+	if err := sockfilterbench.AttachFilter(server, probe.FD()); err != nil {
 		t.Fatal(err)
 	}
-	client, err := udpload.Dial(port)
+	client, err := sockfilterbench.Dial(port)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,16 +2,16 @@ package ringmodel
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchmath"
+	"golang.org/x/perf/benchproc"
 )
 
 // The benchmark results Project reads: BenchmarkRings rows named
@@ -29,40 +29,53 @@ const (
 	ProjectionSuffix = "-projection"
 )
 
-// row is one configuration of the benchmark, less its producer count.
-type row struct {
-	layout, size, flags string
-}
-
 // Project reads BenchmarkRings results from in, fits a Model to the
 // medians of each configuration's ns/event with one and with two
 // producers, and writes to out, in the benchmark format, the projection
 // for each count of producers: one line per configuration and count, its
 // layout marked with ProjectionSuffix. A configuration missing either
 // measurement is an error, as is a file with no BenchmarkRings results.
+// It selects and groups results with benchproc, as benchstat and
+// benchplot do, and takes medians from benchmath.
 func Project(in io.Reader, name string, out io.Writer, producers []int) error {
 	if len(producers) == 0 {
 		return ErrNoProducers
 	}
-	perEvent := map[row]map[int][]float64{}
+	filter, err := benchproc.NewFilter(".name:" + Benchmark)
+	if err != nil {
+		return err
+	}
+	var parser benchproc.ProjectionParser
+	// A configuration: every key but producers, ordered as the output is.
+	rowProj, err := parser.Parse("/layout@alpha,/size@num,/flags@alpha", filter)
+	if err != nil {
+		return err
+	}
+	countProj, err := parser.Parse("/producers@num", filter)
+	if err != nil {
+		return err
+	}
+	fields, countField := rowProj.Fields(), countProj.Fields()[0]
+
+	perEvent := map[benchproc.Key]map[int][]float64{}
 	rd := benchfmt.NewReader(in, name)
 	for rd.Scan() {
 		res, ok := rd.Result().(*benchfmt.Result)
 		if !ok {
 			continue // a syntax error or unit metadata: not a result
 		}
-		base, parts := res.Name.Parts()
-		if string(base) != Benchmark {
+		if match, err := filter.Apply(res); err != nil {
+			return err
+		} else if !match {
 			continue
 		}
-		keys := nameKeys(parts)
-		n, err := strconv.Atoi(keys["producers"])
+		n, err := strconv.Atoi(countProj.Project(res).Get(countField))
 		v, ok := valueIn(res, UnitPerEvent)
 		if err != nil || !ok {
 			file, line := res.Pos()
 			return fmt.Errorf("ringmodel: %s:%d: %s has no producers=N or no %s", file, line, res.Name, UnitPerEvent)
 		}
-		r := row{keys["layout"], keys["size"], keys["flags"]}
+		r := rowProj.Project(res)
 		if perEvent[r] == nil {
 			perEvent[r] = map[int][]float64{}
 		}
@@ -74,20 +87,20 @@ func Project(in io.Reader, name string, out io.Writer, producers []int) error {
 	if len(perEvent) == 0 {
 		return fmt.Errorf("ringmodel: %s holds no Benchmark%s results", name, Benchmark)
 	}
-	rows := slices.SortedFunc(maps.Keys(perEvent), func(a, b row) int {
-		return cmp.Or(strings.Compare(a.layout, b.layout), compareNumbers(a.size, b.size), strings.Compare(a.flags, b.flags))
-	})
+	rows := slices.Collect(maps.Keys(perEvent))
+	benchproc.SortKeys(rows)
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "# projection: t(N) = t(1) + (N-1)·(t(2) - t(1)), fitted to the medians of %s\n", name)
 	for _, r := range rows {
+		layout, size, flags := r.Get(fields[0]), r.Get(fields[1]), r.Get(fields[2])
 		one, two := perEvent[r][1], perEvent[r][2]
 		if len(one) == 0 || len(two) == 0 {
 			return fmt.Errorf("ringmodel: layout=%s size=%s flags=%s: need producers=1 and producers=2 to fit, have %v",
-				r.layout, r.size, r.flags, slices.Sorted(maps.Keys(perEvent[r])))
+				layout, size, flags, slices.Sorted(maps.Keys(perEvent[r])))
 		}
 		m, err := Fit(median(one), median(two))
 		if err != nil {
-			return fmt.Errorf("ringmodel: layout=%s size=%s flags=%s: %w", r.layout, r.size, r.flags, err)
+			return fmt.Errorf("ringmodel: layout=%s size=%s flags=%s: %w", layout, size, flags, err)
 		}
 		for _, n := range producers {
 			t, err := m.PerEvent(n)
@@ -96,10 +109,10 @@ func Project(in io.Reader, name string, out io.Writer, producers []int) error {
 			}
 			rate, _ := m.EventsPerSecond(n)
 			fmt.Fprintf(&buf, "Benchmark%s/layout=%s%s/producers=%d/size=%s/flags=%s 1 %.4g %s %.4g %s\n",
-				Benchmark, r.layout, ProjectionSuffix, n, r.size, r.flags, t, UnitPerEvent, rate/1e6, UnitRate)
+				Benchmark, layout, ProjectionSuffix, n, size, flags, t, UnitPerEvent, rate/1e6, UnitRate)
 		}
 	}
-	_, err := out.Write(buf.Bytes())
+	_, err = out.Write(buf.Bytes())
 	return err
 }
 
@@ -117,35 +130,10 @@ func valueIn(res *benchfmt.Result, unit string) (float64, bool) {
 	return 0, false
 }
 
-// nameKeys returns the key=value parts of a benchmark name.
-func nameKeys(parts [][]byte) map[string]string {
-	keys := map[string]string{}
-	for _, p := range parts {
-		k, v, ok := strings.Cut(strings.TrimPrefix(string(p), "/"), "=")
-		if ok {
-			keys[k] = v
-		}
-	}
-	return keys
-}
-
-// compareNumbers orders decimal strings by value, others as text.
-func compareNumbers(a, b string) int {
-	x, errA := strconv.Atoi(a)
-	y, errB := strconv.Atoi(b)
-	if errA != nil || errB != nil {
-		return strings.Compare(a, b)
-	}
-	return cmp.Compare(x, y)
-}
-
-// median returns the median of vs, which must not be empty.
+// median is benchmath's center of vs (which must not be empty) when it
+// assumes nothing of their distribution: their median.
 func median(vs []float64) float64 {
-	s := slices.Sorted(slices.Values(vs))
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	return benchmath.AssumeNothing.Summary(benchmath.NewSample(vs, &benchmath.DefaultThresholds), 0.95).Center
 }
 
 // ErrNoProducers says the projection was given no producer counts.

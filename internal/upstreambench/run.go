@@ -13,6 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
+
+	"github.com/ebpf-zc/ebpf/internal/benchprogress"
+	"github.com/ebpf-zc/ebpf/internal/drainbench"
 )
 
 // Config is one comparison of a base against a head.
@@ -40,8 +44,9 @@ type Config struct {
 	// Pin is a command the runs go through, as "taskset -c 1"; empty runs
 	// them directly.
 	Pin []string
-	// Stdout gets the plan, the runs and the tables; Stderr the runs'
-	// diagnostics.
+	// Stdout gets the plan, the progress of the runs and the tables (the
+	// runs' own output goes to the results files); Stderr the
+	// diagnostics of the go commands that draw and compare.
 	Stdout, Stderr io.Writer
 }
 
@@ -89,6 +94,8 @@ func Run(cfg Config) error {
 		return err
 	}
 	defer summary.Close()
+	// The progress line goes to the terminal alone; the rest to both.
+	terminal := cfg.Stdout
 	cfg.Stdout = io.MultiWriter(cfg.Stdout, summary)
 
 	work := cfg.Work
@@ -109,8 +116,15 @@ func Run(cfg Config) error {
 		scratches[1-i] = s
 	}
 	printPlans(cfg.Stdout, scratches)
-
-	files, err := cfg.runInterleaved(scratches)
+	results, estimate, err := cfg.cost(scratches)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cfg.Stdout, "\n== %d results (%d runs a side), about %s on the reference host (2-vCPU KVM guest, AMD EPYC); more on a loaded one\n",
+		results, cfg.Count, estimate.Round(time.Second))
+	prog := benchprogress.New(terminal, "make bench-upstream", results, estimate)
+	files, err := cfg.runInterleaved(scratches, prog)
+	prog.Finish()
 	if err != nil {
 		return err
 	}
@@ -222,7 +236,7 @@ func cpuModel() string {
 // sides and which goes first, so that a drift of the machine (another job
 // starting, the CPU warming) falls on both alike. It returns the results
 // files, one a side.
-func (cfg *Config) runInterleaved(scratches []*Scratch) ([]string, error) {
+func (cfg *Config) runInterleaved(scratches []*Scratch, prog *benchprogress.Progress) ([]string, error) {
 	var files []string
 	var outs []*os.File
 	for _, s := range scratches {
@@ -243,13 +257,30 @@ func (cfg *Config) runInterleaved(scratches []*Scratch) ([]string, error) {
 				i = len(scratches) - 1 - i
 			}
 			s := scratches[i]
-			fmt.Fprintf(cfg.Stdout, "\n== run %d of %d: cilium/ebpf at %s\n", run+1, cfg.Count, s.Plan.Side.Label)
-			if err := cfg.runOnce(s, io.MultiWriter(outs[i], cfg.Stdout)); err != nil {
+			if err := cfg.runOnce(s, prog.Lines(outs[i])); err != nil {
 				return nil, fmt.Errorf("run %d against cilium/ebpf at %s: %w (results so far in %s)", run+1, s.Plan.Side.Label, err, files[i])
 			}
 		}
 	}
 	return files, nil
+}
+
+// cost is how many results the runs give, every mode of each side at
+// every size and touch, Count times, and about how long they take.
+func (cfg *Config) cost(scratches []*Scratch) (int, time.Duration, error) {
+	sizes, err := drainbench.ParseSizes(cfg.Sizes)
+	if err != nil {
+		return 0, 0, err
+	}
+	benchtime, err := time.ParseDuration(cfg.BenchTime)
+	if err != nil {
+		benchtime = time.Second // an iteration count: say it as go test's default
+	}
+	results := 0
+	for _, s := range scratches {
+		results += len(s.Plan.Run) * len(sizes) * 2 * cfg.Count
+	}
+	return results, time.Duration(results) * benchprogress.DrainCost(benchtime), nil
 }
 
 // runOnce runs one side's test binary once, every size and mode.
@@ -266,7 +297,7 @@ func (cfg *Config) runOnce(s *Scratch, out io.Writer) error {
 	)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = s.Dir
-	cmd.Stdout, cmd.Stderr = out, cfg.Stderr
+	cmd.Stdout, cmd.Stderr = out, out
 	return cmd.Run()
 }
 
@@ -390,7 +421,7 @@ func (cfg *Config) Plots(base, head *Results) error {
 			"-out", filepath.Join(dir, "upstream-readinto"), base.labelled(), head.labelled()},
 	}
 	for _, plot := range plots {
-		args := append([]string{"run", "./internal/benchplot", "-kind", "line", "-x", "/size", "-y", "Mrec/s", "-logx", "-logy",
+		args := append([]string{"run", "./internal/cmd/benchplot", "-kind", "line", "-x", "/size", "-y", "Mrec/s", "-logx", "-logy",
 			"-xlabel", "event size (B)", "-ylabel", "records drained (millions/s)"}, plot...)
 		if err := cfg.goTool(args...); err != nil {
 			return fmt.Errorf("plot: %w", err)

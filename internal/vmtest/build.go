@@ -11,7 +11,7 @@ import (
 )
 
 // InitPackage is the guest init, relative to the module root.
-const InitPackage = "./internal/vmtest/cmd/vminit"
+const InitPackage = "./internal/cmd/vminit"
 
 // staticEnv builds for the guest: static (no libc in the initramfs) and
 // for the architecture the runner boots.

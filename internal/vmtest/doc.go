@@ -6,6 +6,6 @@
 // packs it with a small Go init into an initramfs (build.go,
 // initramfs.go), boots one VM per kernel (qemu.go), and reads back what
 // happened from the serial console and QEMU's exit status (console.go,
-// outcome.go). The guest side is cmd/vminit; the two agree on the format
+// outcome.go). The guest side is internal/cmd/vminit; the two agree on the format
 // defined in package wire.
 package vmtest

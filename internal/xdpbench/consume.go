@@ -14,7 +14,7 @@ import (
 	upstream "github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
 
-	"github.com/ebpf-zc/ebpf/internal/drain"
+	"github.com/ebpf-zc/ebpf/internal/readloop"
 	"github.com/ebpf-zc/ebpf/ringbuf"
 )
 
@@ -73,7 +73,7 @@ type perfConsumer struct {
 }
 
 func (c *perfConsumer) run(s *sink) (err error) {
-	c.lose, err = drain.Perf(c.rd, s.event)
+	c.lose, err = readloop.Perf(c.rd, s.event)
 	return err
 }
 func (c *perfConsumer) stop()        { c.rd.Flush() }
@@ -84,7 +84,7 @@ func (c *perfConsumer) close() error { return c.rd.Close() }
 // record; Flush stops it.
 type upstreamConsumer struct{ rd *upstream.Reader }
 
-func (c *upstreamConsumer) run(s *sink) error { return drain.Upstream(c.rd, s.event) }
+func (c *upstreamConsumer) run(s *sink) error { return readloop.Upstream(c.rd, s.event) }
 func (c *upstreamConsumer) stop()             { c.rd.Flush() }
 func (c *upstreamConsumer) lost() uint64      { return 0 }
 func (c *upstreamConsumer) close() error      { return c.rd.Close() }
@@ -141,7 +141,7 @@ type recordsConsumer struct {
 
 func (c *recordsConsumer) run(s *sink) error {
 	if c.mode == RecordsEpoll {
-		return drain.Records(c.rd, s.event)
+		return readloop.Records(c.rd, s.event)
 	}
 	// A deadline in the past makes Records yield what the ring holds and
 	// end with os.ErrDeadlineExceeded instead of sleeping; on the way out

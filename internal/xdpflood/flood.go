@@ -20,11 +20,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/ebpf-zc/ebpf/internal/cpustat"
+	"github.com/ebpf-zc/ebpf/internal/mmsg"
 	"github.com/ebpf-zc/ebpf/internal/netns"
 )
 
@@ -143,9 +143,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 // sender is one sending thread's socket and batch.
 type sender struct {
 	fd    int
-	msgs  []unix.Mmsghdr
-	iovs  []unix.Iovec
-	buf   []byte
+	msgs  *mmsg.Vector
 	batch int
 }
 
@@ -172,22 +170,9 @@ func newSender(cfg Config, i int) (*sender, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("xdpflood: connect %v: %w", cfg.To, err)
 	}
-	s := &sender{
-		fd:    fd,
-		msgs:  make([]unix.Mmsghdr, cfg.Batch),
-		iovs:  make([]unix.Iovec, cfg.Batch),
-		buf:   Payload(cfg.Payload, i),
-		batch: cfg.Batch,
-	}
 	// Every message sends the same bytes: the flood measures transport,
 	// not content.
-	for j := range s.msgs {
-		s.iovs[j].Base = &s.buf[0]
-		s.iovs[j].SetLen(len(s.buf))
-		s.msgs[j].Hdr.Iov = &s.iovs[j]
-		s.msgs[j].Hdr.SetIovlen(1)
-	}
-	return s, nil
+	return &sender{fd: fd, msgs: mmsg.Repeat(cfg.Batch, Payload(cfg.Payload, i)), batch: cfg.Batch}, nil
 }
 
 // Payload returns the bytes sender i puts in every datagram: its number
@@ -228,7 +213,7 @@ func (s *sender) run(ctx context.Context, start, deadline time.Time, rate float6
 			}
 			n = int(min(due-sent-refused, uint64(s.batch)))
 		}
-		ok, errno := s.send(n)
+		ok, errno := s.msgs.Send(s.fd, n)
 		sent += uint64(ok)
 		switch errno {
 		case 0:
@@ -243,15 +228,4 @@ func (s *sender) run(ctx context.Context, start, deadline time.Time, rate float6
 			return sent, refused, fmt.Errorf("xdpflood: sendmmsg: %w", errno)
 		}
 	}
-}
-
-// send sends n datagrams with one sendmmsg and returns how many the
-// kernel accepted.
-func (s *sender) send(n int) (int, unix.Errno) {
-	r, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(s.fd),
-		uintptr(unsafe.Pointer(&s.msgs[0])), uintptr(n), 0, 0, 0)
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(r), 0
 }

@@ -1,0 +1,55 @@
+//go:build linux
+
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ebpf-zc/ebpf/internal/drainbench/ours"
+)
+
+func TestParseGoTest(t *testing.T) {
+	p, err := parseGoTest(strings.Fields(`taskset -c 1 go test -tags libbpf -run ^$ -bench BenchmarkRead$|BenchmarkEndToEnd$ -benchtime 50ms -count 6 ./ringbuf/`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.count != 6 || p.benchtime != 50*time.Millisecond || !p.libbpf {
+		t.Errorf("got %+v", p)
+	}
+	if !p.bench.MatchString("BenchmarkEndToEnd") || p.bench.MatchString("BenchmarkReadX") {
+		t.Errorf("-bench %v", p.bench)
+	}
+	if _, err := parseGoTest([]string{"go", "test", "./..."}); err == nil {
+		t.Error("a command without -bench planned")
+	}
+	p, err = parseGoTest(strings.Fields(`go test -bench=BenchmarkXDP -benchtime=1x -count=3`))
+	if err != nil || p.count != 3 || p.benchtime != 0 {
+		t.Errorf("got %+v, %v", p, err)
+	}
+}
+
+// TestPlanRead checks BenchmarkRead's plan against its loops: sizes from
+// RINGBUF_BENCH_SIZES, our modes and the five references, two touches.
+func TestPlanRead(t *testing.T) {
+	t.Setenv("RINGBUF_BENCH_SIZES", "16,4096")
+	p, err := parseGoTest(strings.Fields(`go test -tags libbpf -bench BenchmarkRead$ -benchtime 50ms -count 6`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := planFor(p)
+	if want := 2 * (len(ours.Modes) + 5) * 2 * 6; pl.results != want {
+		t.Errorf("%d results planned, want %d", pl.results, want)
+	}
+	if pl.cost <= 0 {
+		t.Errorf("cost %v", pl.cost)
+	}
+}
+
+func TestSplitCommands(t *testing.T) {
+	got := splitCommands([]string{"go", "test", "---", "taskset", "go", "test", "---"})
+	if len(got) != 2 || strings.Join(got[1], " ") != "taskset go test" {
+		t.Errorf("got %q", got)
+	}
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// csvSample is benchstat -format csv output of two touch tables, cut down.
+const csvSample = `kernel: 6.18
+cpu: AMD EPYC
+/touch: head
+,upstream,,copy,,,,records,,,
+,Mrec/s,CI,Mrec/s,CI,vs base,P,Mrec/s,CI,vs base,P
+16,62.23,1%,67.16,2%,+7.93%,p=0.000 n=10,135.45,2%,+117.66%,p=0.000 n=10
+4096,4.936,35%,4.4055,3%,~,p=0.353 n=10,41.24,13%,+735.60%,p=0.000 n=10
+geomean,17.5,,17.2,,-1.85%,,74.7,,+326.47%,
+
+/touch: all
+,upstream,,copy,,,
+,Mrec/s,CI,Mrec/s,CI,vs base,P
+16,57.35,16%,58.42,4%,-25.00%,p=0.009 n=10
+geomean,13.0,,13.8,,+5.85%,
+`
+
+func TestParseCSV(t *testing.T) {
+	cells, rows, err := parseCSV([]byte(csvSample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		table, row, col, want string
+	}{
+		{"/touch: head", "16", "copy", "1.08x"},
+		{"/touch: head", "4096", "copy", "~"},
+		{"/touch: head", "4096", "records", "8.36x"},
+		{"/touch: all", "16", "copy", "0.75x"},
+	} {
+		c, ok := cells[cellKey{table: tc.table, unit: "Mrec/s", row: tc.row, col: tc.col}]
+		if !ok {
+			t.Errorf("%s %s %s: missing", tc.table, tc.row, tc.col)
+			continue
+		}
+		if got := c.String(); got != tc.want {
+			t.Errorf("%s %s %s = %s, want %s", tc.table, tc.row, tc.col, got, tc.want)
+		}
+	}
+	if len(rows) != 3 {
+		t.Errorf("rows %v, want 3 (geomean left out)", rows)
+	}
+	if _, ok := cells[cellKey{table: "/touch: head", unit: "Mrec/s", row: "geomean", col: "copy"}]; ok {
+		t.Error("geomean read as a row")
+	}
+}
+
+func TestScanValues(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "r.txt")
+	data := "cpu: x\n" +
+		"BenchmarkRead/size=16/mode=upstream/touch=head-2   \t 10\t 5 ns/op\n" +
+		"BenchmarkRead/size=16/mode=batch/touch=head-2   \t 10\t 5 ns/op\n" +
+		"BenchmarkK2U/transport=queue/reader=batch-lookup-delete/size=80/rate=max \t 1\t 5 ns/op\n"
+	if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, err := scanValues(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(v["Read"]["mode"], " "); got != "upstream batch" {
+		t.Errorf("modes %q", got)
+	}
+	if got := strings.Join(v["Read"]["touch"], " "); got != "head" {
+		t.Errorf("touch %q: GOMAXPROCS suffix kept", got)
+	}
+	if got := strings.Join(v["K2U"]["rate"], " "); got != "max" {
+		t.Errorf("rate %q", got)
+	}
+	if got := strings.Join(v["K2U"]["reader"], " "); got != "batch-lookup-delete" {
+		t.Errorf("reader %q", got)
+	}
+}
+
+// TestSummaryFits runs the summary of the committed reference run and
+// checks that every line fits 80 columns and that a mode the results add
+// (batch) gets its columns.
+func TestSummaryFits(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs go for go tool benchstat")
+	}
+	ref, err := os.ReadFile("../../../testdata/ringbuf/read.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A batch mode: the records rows renamed, so benchstat has data.
+	var batch []string
+	for line := range strings.Lines(string(ref)) {
+		if strings.Contains(line, "/mode=records/") {
+			batch = append(batch, strings.Replace(line, "/mode=records/", "/mode=batch/", 1))
+		}
+	}
+	file := filepath.Join(t.TempDir(), "read.txt")
+	if err := os.WriteFile(file, append(ref, strings.Join(batch, "")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	values, err := scanValues(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for _, s := range ringbufSections(values, "Read") {
+		if err := s.render(&out, []string{"go", "tool", "benchstat"}, file); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for line := range strings.Lines(out.String()) {
+		if n := len([]rune(strings.TrimRight(line, "\n"))); n > width {
+			t.Errorf("%d columns: %q", n, line)
+		}
+	}
+	for _, want := range []string{"batch", "/libbpf", "/floor"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary has no %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestEveryKindFits summarizes each committed reference run with its
+// kind and checks that every line fits 80 columns.
+func TestEveryKindFits(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs go for go tool benchstat")
+	}
+	for kind, file := range map[string]string{
+		"ringbuf":    "ringbuf/read.txt",
+		"k2u":        "k2u/k2u.txt",
+		"xdp":        "xdp/xdp.txt",
+		"sockfilter": "sockfilter/sockfilter.txt",
+		"rings":      "rings/rings.txt",
+		"upstream":   "upstream",
+	} {
+		t.Run(kind, func(t *testing.T) {
+			var sections []*section
+			path := filepath.Join("../../../testdata", file)
+			if kind == "upstream" {
+				var err error
+				sections, err = upstreamSections(filepath.Join(path, "base.txt"), filepath.Join(path, "head.txt"))
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				values, err := scanValues(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sections = kinds[kind](values)
+			}
+			var out strings.Builder
+			for _, s := range sections {
+				if err := s.render(&out, []string{"go", "tool", "benchstat"}, path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if strings.Contains(out.String(), "no results to compare") {
+				t.Errorf("a section found nothing:\n%s", out.String())
+			}
+			for line := range strings.Lines(out.String()) {
+				if n := len([]rune(strings.TrimRight(line, "\n"))); n > width {
+					t.Errorf("%d columns: %q", n, line)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,116 @@
+// Command benchsummary prints the one summary a make bench target ends
+// with: for each comparison the target exists for, the multiple of a base
+// that each benchmark reaches, row by row, as benchstat says on the
+// results file (a significant change, or "~"), then a verdict, all within
+// 80 columns. Every number is benchstat's: the summary runs
+// `go tool benchstat -format csv` and formats what it prints.
+//
+//	benchsummary -kind ringbuf -tables results/ringbuf-tables.txt results/ringbuf.txt
+//
+// Which modes, readers or strategies to show comes from the results file,
+// so a mode added to a benchmark appears without a change here.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+func main() {
+	kind := flag.String("kind", "ringbuf", "which target's results: ringbuf, k2u, xdp, sockfilter, rings, or upstream (a bench-upstream directory)")
+	tables := flag.String("tables", "", "the file holding the full benchstat tables, named under the summary")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: benchsummary -kind ringbuf|k2u|xdp|sockfilter|rings|upstream [-tables file] results.txt|directory")
+		os.Exit(2)
+	}
+	if err := run(*kind, flag.Arg(0), *tables); err != nil {
+		fmt.Fprintln(os.Stderr, "benchsummary:", err)
+		os.Exit(1)
+	}
+}
+
+func run(kind, file, tables string) error {
+	var sections []*section
+	if kind == "upstream" {
+		// A bench-upstream results directory: base.txt and head.txt.
+		var err error
+		sections, err = upstreamSections(filepath.Join(file, "base.txt"), filepath.Join(file, "head.txt"))
+		if err != nil {
+			return err
+		}
+	} else {
+		build, ok := kinds[kind]
+		if !ok {
+			return fmt.Errorf("unknown kind %q", kind)
+		}
+		values, err := scanValues(file)
+		if err != nil {
+			return err
+		}
+		sections = build(values)
+	}
+	w := bufio.NewWriter(os.Stdout)
+	defer w.Flush()
+	fmt.Fprintf(w, "\n%s\n", strings.Repeat("=", width))
+	fmt.Fprintf(w, "Summary of %s\n", file)
+	fmt.Fprintln(w, "Every multiple is benchstat's and significant (p < 0.05); ~ is not; (~2): 2 rows ~")
+	for _, s := range sections {
+		fmt.Fprintln(w)
+		if err := s.render(w, []string{"go", "tool", "benchstat"}, file); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	if tables != "" {
+		fmt.Fprintf(w, "Full benchstat tables: %s\n", tables)
+	}
+	return nil
+}
+
+// benchValues are the values of each key in each benchmark's names, in
+// the order the results file first shows them: values["Read"]["mode"].
+type benchValues map[string]map[string][]string
+
+// has reports whether benchmark bench has value v of key.
+func (b benchValues) has(bench, key, v string) bool { return slices.Contains(b[bench][key], v) }
+
+// scanValues reads the key=value parts of every result's name.
+func scanValues(file string) (benchValues, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	values := benchValues{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		name, _, ok := strings.Cut(sc.Text(), "\t")
+		if !ok || !strings.HasPrefix(name, "Benchmark") {
+			continue
+		}
+		name = strings.TrimSpace(name)
+		// The -GOMAXPROCS suffix belongs to the last part.
+		if i := strings.LastIndex(name, "-"); i > strings.LastIndex(name, "/") && strings.Trim(name[i+1:], "0123456789") == "" {
+			name = name[:i]
+		}
+		parts := strings.Split(strings.TrimPrefix(name, "Benchmark"), "/")
+		bench := parts[0]
+		if values[bench] == nil {
+			values[bench] = map[string][]string{}
+		}
+		for _, p := range parts[1:] {
+			k, v, ok := strings.Cut(p, "=")
+			if ok && !slices.Contains(values[bench][k], v) {
+				values[bench][k] = append(values[bench][k], v)
+			}
+		}
+	}
+	return values, sc.Err()
+}
