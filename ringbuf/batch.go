@@ -32,10 +32,10 @@ func (b *Batch) Ring() int { return b.key }
 // registers, one header load a record.
 func (b *Batch) Samples() iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
-		rg := b.ring
+		area := b.ring.dataArea // in registers: the stores to b.pos cannot change it
 		p, limit, end := b.pos, b.limit, b.claim.End
 		for p < limit {
-			h := rg.headerAt(p)
+			h := area.headerAt(p)
 			total := h.total()
 			if h.busy() || total > end-p {
 				break // a producer is still writing it, or corrupt: the loop's end tells which
@@ -43,7 +43,7 @@ func (b *Batch) Samples() iter.Seq[[]byte] {
 			next := p + total
 			if !h.discarded() {
 				b.pos = next
-				if !yield(rg.sample(p, h.length())) {
+				if !yield(area.sample(p, h.length())) {
 					return
 				}
 			}

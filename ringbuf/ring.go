@@ -49,9 +49,15 @@ func (h header) total() uint64 {
 type ring struct {
 	consumerPos *uint64 // written by us, read by the kernel
 	producerPos *uint64 // written by the kernel
-	data        unsafe.Pointer
-	size        uint64 // bytes in the data area, a power of two
-	mask        uint64
+	dataArea
+	size uint64 // bytes in the data area, a power of two
+}
+
+// dataArea is what a walk over the records needs: two words, so that a
+// loop that copies it keeps them in registers (Batch.Samples).
+type dataArea struct {
+	data unsafe.Pointer
+	mask uint64 // size-1
 }
 
 func newRing(consumerPos, producerPos *uint64, data unsafe.Pointer, size uint64) (*ring, error) {
@@ -61,9 +67,8 @@ func newRing(consumerPos, producerPos *uint64, data unsafe.Pointer, size uint64)
 	return &ring{
 		consumerPos: consumerPos,
 		producerPos: producerPos,
-		data:        data,
+		dataArea:    dataArea{data: data, mask: size - 1},
 		size:        size,
-		mask:        size - 1,
 	}, nil
 }
 
@@ -95,8 +100,8 @@ func (rg *ring) publishConsumer(pos uint64) {
 
 // headerAt reads the header at pos, with acquire semantics so that a
 // committed record's payload is visible.
-func (rg *ring) headerAt(pos uint64) header {
-	return header(atomic.LoadUint32((*uint32)(unsafe.Add(rg.data, pos&rg.mask))))
+func (a dataArea) headerAt(pos uint64) header {
+	return header(atomic.LoadUint32((*uint32)(unsafe.Add(a.data, pos&a.mask))))
 }
 
 // corrupt is the error for the record at pos whose header h claims more
@@ -110,8 +115,8 @@ func (rg *ring) corrupt(pos, end uint64, h header) error {
 // mapping. Its capacity equals its length, so an append copies instead of
 // writing into read-only memory. The double mapping makes it contiguous
 // even when it wraps.
-func (rg *ring) sample(pos uint64, length uint32) []byte {
-	p := unsafe.Add(rg.data, pos&rg.mask+headerSize)
+func (a dataArea) sample(pos uint64, length uint32) []byte {
+	p := unsafe.Add(a.data, pos&a.mask+headerSize)
 	return unsafe.Slice((*byte)(p), length)
 }
 
