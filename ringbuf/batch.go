@@ -4,7 +4,8 @@ import "iter"
 
 // Batch is a run of records claimed by one loop of Batches: at most
 // min(size/8, 256 KiB) of one ring, and the record that crosses that
-// bound. Its samples are read with Samples.
+// bound. Its samples are read with Samples. A Batch is valid only in the
+// body of the loop that yielded it; the loop reuses it for the next.
 type Batch struct {
 	ring     *ring
 	index    int // the ring's index in the engine
