@@ -42,6 +42,9 @@ func newConsumer(buf *buffer, cpu int, overwrite bool) (consumer, error) {
 		return c, nil
 	}
 	tail := buf.loadTail()
+	if tail%recordAlign != 0 {
+		return c, fmt.Errorf("%w: data_tail %d is not 8-byte aligned", ErrCorrupt, tail)
+	}
 	if err := buf.checkHead(buf.loadHead(), tail); err != nil {
 		return c, err
 	}
