@@ -137,7 +137,7 @@ func (c *consumer) cpuErr(err error) error {
 // record is there. err is a corrupt buffer (sticky) or, with ok, an
 // unknown record type: the record is consumed and the caller returns err.
 func (c *consumer) claimOne() (rec record, end uint64, ok bool, err error) {
-	start, limit := c.claims.Pos(), c.head
+	var start, limit uint64
 	returned, fromReturned := c.claims.Returned()
 	switch {
 	case c.err != nil:
@@ -147,7 +147,7 @@ func (c *consumer) claimOne() (rec record, end uint64, ok bool, err error) {
 	case !c.produced():
 		return record{}, 0, false, c.err
 	default:
-		limit = c.head
+		start, limit = c.claims.Pos(), c.head
 	}
 	rec, err = c.parseAt(start, limit)
 	if err != nil {

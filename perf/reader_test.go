@@ -18,8 +18,10 @@ func TestReadRecords(t *testing.T) {
 			r := newTestReader(t, m, 1<<16, ReaderOptions{})
 			const size, n = 40, 100
 			p := newProducer(t, m, size)
-			runOn(t, p, 0, n)
-			runOn(t, p, 1, n)
+			cpus := testCPUs(t)
+			for _, cpu := range cpus {
+				runOn(t, p, cpu, n)
+			}
 			r.SetDeadline(time.Now())
 			next := map[int]uint64{}
 			perCPU := map[int]int{}
@@ -49,8 +51,10 @@ func TestReadRecords(t *testing.T) {
 			if !errors.Is(err, os.ErrDeadlineExceeded) {
 				t.Fatalf("ended with %v, want the deadline", err)
 			}
-			if perCPU[0] != n || perCPU[1] != n {
-				t.Fatalf("records per CPU: %v, want %d each", perCPU, n)
+			for _, cpu := range cpus {
+				if perCPU[cpu] != n {
+					t.Fatalf("records per CPU: %v, want %d on each of %v", perCPU, n, cpus)
+				}
 			}
 		})
 	}
