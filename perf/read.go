@@ -16,10 +16,12 @@ func (r *Reader) Read() (Record, error) {
 func (r *Reader) ReadInto(rec *Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.wait.Begin(); err != nil {
-		return err
-	}
-	defer r.wait.End()
+	waiting := false // counted by the waiter only once it must wait
+	defer func() {
+		if waiting {
+			r.wait.End()
+		}
+	}()
 	for {
 		if r.closed.Load() {
 			return ErrClosed
@@ -44,6 +46,12 @@ func (r *Reader) ReadInto(rec *Record) error {
 			}
 			c.publish()
 			return err
+		}
+		if !waiting {
+			if err := r.wait.Begin(); err != nil {
+				return err
+			}
+			waiting = true
 		}
 		if err := r.waitLocked(); err != nil {
 			return err
