@@ -137,6 +137,44 @@ bench-upstream-tables:
 bench-upstream-plots:
 	@$(UPSTREAMBENCH) -plots "$(IN)"
 
+# bench-perf: the perf event array drain benchmark (perf/bench_test.go):
+# cilium/ebpf's perf ReadInto against ours and our Records, sizes 16..4096
+# (PERF_SIZES), both touches, every reader with a watermark of half its
+# 16 MiB buffer (PERF_BUFFER). COUNT runs of the whole binary, one after
+# the other, so the modes interleave and a drift of a shared host falls
+# on all of them; pinned like make bench. The load average is written
+# before and after.
+PERF_OUT = $(or $(OUT),$(RESULTS)/perf-$(STAMP).txt)
+PERF_MODES = /mode@(upstream copy records)
+.PHONY: bench-perf bench-perf-tables bench-perf-plots
+bench-perf:
+	@mkdir -p $(dir $(PERF_OUT))
+	$(GO) test -c -o $(RESULTS)/perf.test ./perf/
+	{ $(HOSTINFO); echo "# load average before: $$(cat /proc/loadavg)"; \
+	  for i in $$(seq $(COUNT)); do \
+	    $(if $(PERF_SIZES),PERF_BENCH_SIZES=$(PERF_SIZES)) $(if $(PERF_BUFFER),PERF_BENCH_BUFFER=$(PERF_BUFFER)) \
+	    $(TASKSET) $(RESULTS)/perf.test -test.run '^$$' -test.bench 'BenchmarkRead$$' -test.benchmem \
+	      -test.benchtime $(or $(PERF_BENCHTIME),100ms) -test.count 1 || exit 1; \
+	  done; echo "# load average after: $$(cat /proc/loadavg)"; } | tee $(PERF_OUT)
+	$(MAKE) --no-print-directory bench-perf-tables IN=$(PERF_OUT)
+	$(MAKE) --no-print-directory bench-perf-plots IN=$(PERF_OUT)
+
+# bench-perf-tables: bench-perf's benchstat tables from a saved run (IN=file).
+bench-perf-tables:
+	@echo; echo "== perf drain rate of every mode against cilium/ebpf's perf ReadInto, one table per touch variant (results: $(IN))"
+	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table /touch -row /size -col '$(PERF_MODES)' $(IN)
+	@echo; echo "== records against our ReadInto"
+	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table /touch -row /size -col '/mode@(copy records)' $(IN)
+
+# bench-perf-plots: drain rate against event size, one line per mode.
+bench-perf-plots:
+	$(PLOT) -kind line -x /size -y Mrec/s -series '$(PERF_MODES)' -logx -logy -filter '.name:Read /touch:head' \
+		-xlabel 'event size (B)' -ylabel 'records drained (millions/s)' -legend 'reader' \
+		-title 'perf buffer drain rate, consumer reads 8 bytes of each record (touch=head)' -out $(basename $(IN))-head $(IN)
+	$(PLOT) -kind line -x /size -y Mrec/s -series '$(PERF_MODES)' -logx -logy -filter '.name:Read /touch:all' \
+		-xlabel 'event size (B)' -ylabel 'records drained (millions/s)' -legend 'reader' \
+		-title 'perf buffer drain rate, consumer reads every byte (touch=all)' -out $(basename $(IN))-all $(IN)
+
 # bench-k2u: kernel-to-user transports, perf event array, ring buffer and
 # queue map. The producer's cost per event (net of an empty program) over
 # K2U_SIZES, then end to end with a pinned producer and consumer
@@ -148,7 +186,11 @@ K2U_OUT = $(or $(OUT),$(RESULTS)/k2u-$(STAMP).txt)
 K2U_PRODUCERS = /helper@(ringbuf_reserve ringbuf_output perf_event_output map_push_elem),/flags@(no_wakeup 0 force_wakeup current_cpu_no_reader current_cpu_watermark current_cpu)
 # The end-to-end table's columns: upstream's ring buffer reader is the
 # base every row has; perf and queue readers each stand for their transport.
-K2U_READERS = /reader@(upstream-readinto records readinto perf-readinto lookup-delete batch-lookup-delete)
+K2U_READERS = /reader@(upstream-readinto records readinto perf-readinto perf-records perf-readinto-wm perf-records-wm lookup-delete batch-lookup-delete)
+# The perf tables: cilium/ebpf's perf reader against our Records, waking
+# on every event, then both with the same watermark.
+K2U_PERF_EACH = /reader@(perf-readinto perf-records)
+K2U_PERF_WM = /reader@(perf-readinto-wm perf-records-wm)
 bench-k2u:
 	@mkdir -p $(dir $(K2U_OUT))
 	{ $(HOSTINFO); $(GO) test -run '^$$' -bench 'BenchmarkProducer$$|BenchmarkK2U$$' -count $(or $(K2U_COUNT),10) -timeout 0 ./bench/; } | tee $(K2U_OUT)
@@ -161,6 +203,9 @@ bench-k2u-tables:
 	$(BENCHSTAT) -filter '.name:Producer .unit:(net-ns/op OR ms/9999999runs)' -row /size -col '$(K2U_PRODUCERS)' $(IN)
 	@echo; echo "== end to end, rows by event size (B) and producer rate (events/s), against upstream's ring buffer ReadInto"
 	$(BENCHSTAT) -filter '.name:K2U .unit:(events/s OR lost-% OR cons-ms/Mevent)' -row /size,/rate -col '$(K2U_READERS)' $(IN)
+	@echo; echo "== end to end, perf only: cilium/ebpf's perf reader against our Records, per-event wakeups and a watermark of a quarter buffer"
+	$(BENCHSTAT) -filter '.name:K2U /transport:perf .unit:(events/s OR lost-% OR cons-ms/Mevent)' -row /size,/rate -col '$(K2U_PERF_EACH)' $(IN)
+	$(BENCHSTAT) -filter '.name:K2U /transport:perf .unit:(events/s OR lost-% OR cons-ms/Mevent)' -row /size,/rate -col '$(K2U_PERF_WM)' $(IN)
 
 # bench-k2u-plots: bench-k2u's plots from a saved run (IN=file).
 bench-k2u-plots:
