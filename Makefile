@@ -291,7 +291,7 @@ bench-sockfilter-plots:
 
 # bench-xdp: XDP packets to user space under real veth traffic, one row per
 # consumer strategy (XDP_PPS, XDP_DURATION and the rest in bench/xdp_env_test.go).
-# Each of the 21 rows runs 5 s, so XDP_COUNT defaults to 6 runs a row
+# Each of the 22 rows runs 5 s, so XDP_COUNT defaults to 6 runs a row
 # (about 11 minutes), the fewest for which benchstat gives a confidence
 # interval; its tables show that spread, xdptable the medians.
 XDP_OUT = $(or $(OUT),$(RESULTS)/xdp-$(STAMP).txt)
@@ -312,6 +312,8 @@ bench-xdp-tables:
 	$(BENCHSTAT) -filter '.name:XDP $(XDP_UNITS)' -row .name -col '/strategy@(rb-epoll-upstream rb-epoll)' $(IN)
 	@echo; echo "== our Records against upstream's ReadInto, both sleeping 50 us when the ring is empty"
 	$(BENCHSTAT) -filter '.name:XDP $(XDP_UNITS)' -row .name -col '/strategy@(rb-sleep-50us-upstream rb-sleep-50us)' $(IN)
+	@echo; echo "== perf + epoll: our perf Records against cilium/ebpf's perf ReadInto, the same wake-ups"
+	$(BENCHSTAT) -filter '.name:XDP $(XDP_UNITS)' -row .name -col '/strategy@(perf-epoll perf-epoll-records)' $(IN)
 	@echo; echo "== loss sweep: ring buffer against perf, rows by offered packets/s"
 	$(BENCHSTAT) -filter '.name:XDPLoss .unit:(delivered-pps OR e2e-lost-% OR lost-% OR p99-us OR cpu-ms/Mpkt)' -row /pps -col '/strategy@(perf-epoll rb-epoll)' $(IN)
 
