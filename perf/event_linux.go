@@ -11,6 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// supported reports whether perf events exist here: they do on Linux.
+func supported() error { return nil }
+
 // openEvent opens the perf event of one CPU that bpf_perf_event_output
 // writes to: a PERF_COUNT_SW_BPF_OUTPUT software event sampling raw data
 // (PERF_SAMPLE_RAW), the only configuration the helper accepts

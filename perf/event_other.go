@@ -13,6 +13,11 @@ import (
 // opened: NewReader fails before one is made.
 type mapping struct{}
 
+// supported reports that perf events do not exist on this platform.
+func supported() error {
+	return fmt.Errorf("perf events on %s: %w", runtime.GOOS, ebpf.ErrNotSupported)
+}
+
 func openEvent(int, ReaderOptions) (int, error) {
 	return -1, fmt.Errorf("perf events on %s: %w", runtime.GOOS, ebpf.ErrNotSupported)
 }

@@ -96,6 +96,9 @@ func NewReader(array *ebpf.Map, perCPUBuffer int) (*Reader, error) {
 // online CPU (the array's keys), maps its buffer and stores it in the
 // array, so that BPF programs' records reach it.
 func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions) (*Reader, error) {
+	if err := supported(); err != nil {
+		return nil, fmt.Errorf("perf: %w", err)
+	}
 	switch {
 	case array == nil:
 		return nil, errors.New("perf: nil map")
