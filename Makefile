@@ -191,6 +191,7 @@ K2U_READERS = /reader@(upstream-readinto records readinto perf-readinto perf-rec
 # on every event, then both with the same watermark.
 K2U_PERF_EACH = /reader@(perf-readinto perf-records)
 K2U_PERF_WM = /reader@(perf-readinto-wm perf-records-wm)
+K2U_PERF_READERS = /reader@(perf-readinto perf-records perf-readinto-wm perf-records-wm)
 bench-k2u:
 	@mkdir -p $(dir $(K2U_OUT))
 	{ $(HOSTINFO); $(GO) test -run '^$$' -bench 'BenchmarkProducer$$|BenchmarkK2U$$' -count $(or $(K2U_COUNT),10) -timeout 0 ./bench/; } | tee $(K2U_OUT)
@@ -218,6 +219,9 @@ bench-k2u-plots:
 	$(PLOT) -kind bar -x '$(K2U_READERS)' -y cons-ms/Mevent -series /size -logy -filter '.name:K2U /rate:1000000' \
 		-xlabel 'reader' -ylabel 'consumer CPU per million events (ms)' -legend 'event size (B)' \
 		-title 'consumer CPU per million events, 1M events/s offered' -out $(basename $(IN))-cpu $(IN)
+	$(PLOT) -kind bar -x '$(K2U_PERF_READERS)' -y cons-ms/Mevent -series /size -logy -filter '.name:K2U /transport:perf /rate:1000000' \
+		-xlabel 'reader' -ylabel 'consumer CPU per million events (ms)' -legend 'event size (B)' \
+		-title 'perf: consumer CPU per million events, 1M events/s offered' -out $(basename $(IN))-perf-cpu $(IN)
 
 # bench-rings: ring buffer producers on every CPU at once, into one ring
 # they share or a ring per CPU (RINGS_SIZES, RINGS_PRODUCERS, RINGS_RING in
