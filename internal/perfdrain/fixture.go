@@ -56,8 +56,8 @@ func Run(b *testing.B, perCPUBuffer int, sizes []int, modes []Mode) {
 							b.Fatalf("mode %s: %v", mode.Name, err)
 						}
 						defer d.Close()
-						fix := &fixture{producer: producer, size: size, perFill: fits(perCPUBuffer, size)}
-						fix.drain(b, d, all)
+						fix := &fixture{producer: producer, perFill: fits(perCPUBuffer, size)}
+						drainbench.Loop(b, d, all, size, fix.fill)
 					})
 				}
 			}
@@ -72,20 +72,15 @@ func fits(perCPUBuffer, size int) int {
 	return (perCPUBuffer - 24) / record
 }
 
-// fixture is a producer and what it left in the buffer of the mode being
-// measured.
+// fixture is a producer filling the buffer of the mode being measured.
 type fixture struct {
 	producer *progs.Producer
-	size     int
 	perFill  int
-	inBuffer int    // records produced and not yet drained
-	nextSeq  uint64 // sequence number of the oldest of them
 }
 
-// fill adds up to want records to the empty buffer, untimed.
-func (f *fixture) fill(b *testing.B, want int) {
-	b.StopTimer()
-	defer b.StartTimer()
+// fill adds up to want records to the empty buffer (drainbench.Loop stops
+// the timer around it).
+func (f *fixture) fill(b *testing.B, want int) (placed int, firstSeq uint64) {
 	before, droppedBefore, err := f.producer.Counts()
 	if err != nil {
 		b.Fatal(err)
@@ -100,53 +95,11 @@ func (f *fixture) fill(b *testing.B, want int) {
 	// A restarted test run may overflow the buffer: the records that made
 	// it carry consecutive numbers from before, and a drainer skips the
 	// lost-samples record the next fill brings.
-	f.inBuffer = int((after - before) - (dropped - droppedBefore))
-	f.nextSeq = before
-	if f.inBuffer == 0 {
+	placed = int((after - before) - (dropped - droppedBefore))
+	if placed == 0 {
 		b.Fatalf("a fill of %d records placed none: is the reader's buffer on this CPU?", min(want, f.perFill))
 	}
-}
-
-// expectedSum is what touching n records from seq on must add up to
-// (word i of record seq holds seq+i).
-func (f *fixture) expectedSum(seq uint64, n int, all bool) uint64 {
-	count := uint64(n)
-	seqs := count*seq + count*(count-1)/2
-	if !all {
-		return seqs
-	}
-	words := uint64(f.size / 8)
-	return words*seqs + count*words*(words-1)/2
-}
-
-// drain has d drain b.N records, refilling the buffer whenever it is
-// empty, fails b if the records touched do not add up to what the
-// producer wrote, and reports Mrec/s beside ns/op.
-func (f *fixture) drain(b *testing.B, d drainbench.Drainer, all bool) {
-	b.SetBytes(int64(f.size))
-	b.ReportAllocs()
-	b.ResetTimer()
-	var sum, want uint64
-	for left := b.N; left > 0; {
-		if f.inBuffer == 0 {
-			f.fill(b, left)
-		}
-		n := min(left, f.inBuffer)
-		got, err := d.Drain(n, all)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sum += got
-		want += f.expectedSum(f.nextSeq, n, all)
-		f.inBuffer -= n
-		f.nextSeq += uint64(n)
-		left -= n
-	}
-	b.StopTimer()
-	if sum != want {
-		b.Fatalf("records touched add up to %d, want %d: a mode skipped or repeated records", sum, want)
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrec/s")
+	return placed, before
 }
 
 // errEmpty is a drain that found fewer records than it was asked for.
