@@ -121,7 +121,9 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 		err = res.putEntries()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.free()))
+		// Entries already put would outlive us: the clone shares the
+		// caller's map file.
+		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.deleteEntries(), res.free()))
 	}
 	r.cleanup = runtime.AddCleanup(r, func(res *resources) { res.free() }, r.res)
 	return r, nil
