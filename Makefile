@@ -156,6 +156,46 @@ bench-upstream-tables:
 bench-upstream-plots:
 	@$(UPSTREAMBENCH) -plots "$(IN)"
 
+# bench-perf: the perf event array drain benchmark (perf/bench_test.go):
+# cilium/ebpf's perf ReadInto against ours and our Records, sizes 16..4096
+# (PERF_SIZES), both touches, every reader with a watermark of half its
+# 16 MiB buffer (PERF_BUFFER). COUNT runs of the whole binary, one after
+# the other, so the modes interleave and a drift of a shared host falls
+# on all of them; pinned like make bench. The load average is written
+# before and after.
+PERF_OUT = $(or $(OUT),$(RESULTS)/perf-$(STAMP).txt)
+PERF_MODES = /mode@(upstream copy records)
+.PHONY: bench-perf bench-perf-tables bench-perf-plots
+bench-perf:
+	@mkdir -p $(dir $(PERF_OUT))
+	@echo "make bench-perf: $(COUNT) runs of the benchmark binary, 48 results each (8 sizes x 3 readers x 2 touches), about $$(( $(COUNT) * 45 / 60 + 1 )) min on a 2-vCPU guest; raw results in $(PERF_OUT)"
+	$(GO) test -c -o $(RESULTS)/perf.test ./perf/
+	{ $(HOSTINFO); echo "# load average before: $$(cat /proc/loadavg)"; \
+	  for i in $$(seq $(COUNT)); do \
+	    echo "make bench-perf: run $$i of $(COUNT), $$(date +%T)" >&2; \
+	    $(if $(PERF_SIZES),PERF_BENCH_SIZES=$(PERF_SIZES)) $(if $(PERF_BUFFER),PERF_BENCH_BUFFER=$(PERF_BUFFER)) \
+	    $(TASKSET) $(RESULTS)/perf.test -test.run '^$$' -test.bench 'BenchmarkRead$$' -test.benchmem \
+	      -test.benchtime $(or $(PERF_BENCHTIME),100ms) -test.count 1 || exit 1; \
+	  done; echo "# load average after: $$(cat /proc/loadavg)"; } | tee $(PERF_OUT)
+	$(MAKE) --no-print-directory bench-perf-tables IN=$(PERF_OUT)
+	$(MAKE) --no-print-directory bench-perf-plots IN=$(PERF_OUT)
+
+# bench-perf-tables: bench-perf's benchstat tables from a saved run (IN=file).
+bench-perf-tables:
+	@echo; echo "== perf drain rate of every mode against cilium/ebpf's perf ReadInto, one table per touch variant (results: $(IN))"
+	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table /touch -row /size -col '$(PERF_MODES)' $(IN)
+	@echo; echo "== records against our ReadInto"
+	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table /touch -row /size -col '/mode@(copy records)' $(IN)
+
+# bench-perf-plots: drain rate against event size, one line per mode.
+bench-perf-plots:
+	$(PLOT) -kind line -x /size -y Mrec/s -series '$(PERF_MODES)' -logx -logy -filter '.name:Read /touch:head' \
+		-xlabel 'event size (B)' -ylabel 'records drained (millions/s)' -legend 'reader' \
+		-title 'perf buffer drain rate, consumer reads 8 bytes of each record (touch=head)' -out $(basename $(IN))-head $(IN)
+	$(PLOT) -kind line -x /size -y Mrec/s -series '$(PERF_MODES)' -logx -logy -filter '.name:Read /touch:all' \
+		-xlabel 'event size (B)' -ylabel 'records drained (millions/s)' -legend 'reader' \
+		-title 'perf buffer drain rate, consumer reads every byte (touch=all)' -out $(basename $(IN))-all $(IN)
+
 # bench-k2u: kernel-to-user transports, perf event array, ring buffer and
 # queue map. The producer's cost per event (net of an empty program) over
 # K2U_SIZES, then end to end with a pinned producer and consumer
@@ -168,7 +208,12 @@ K2U_OUT = $(or $(OUT),$(RESULTS)/k2u-$(STAMP).txt)
 K2U_PRODUCERS = /helper@(ringbuf_reserve ringbuf_output perf_event_output map_push_elem),/flags@(no_wakeup 0 force_wakeup current_cpu_no_reader current_cpu_watermark current_cpu)
 # The end-to-end table's columns: upstream's ring buffer reader is the
 # base every row has; perf and queue readers each stand for their transport.
-K2U_READERS = /reader@(upstream-readinto records readinto perf-readinto lookup-delete batch-lookup-delete)
+K2U_READERS = /reader@(upstream-readinto records readinto perf-readinto perf-records perf-readinto-wm perf-records-wm lookup-delete batch-lookup-delete)
+# The perf tables: cilium/ebpf's perf reader against our Records, waking
+# on every event, then both with the same watermark.
+K2U_PERF_EACH = /reader@(perf-readinto perf-records)
+K2U_PERF_WM = /reader@(perf-readinto-wm perf-records-wm)
+K2U_PERF_READERS = /reader@(perf-readinto perf-records perf-readinto-wm perf-records-wm)
 bench-k2u:
 	@mkdir -p $(dir $(K2U_OUT))
 	@$(BENCHRUN) -title "make bench-k2u" -out $(K2U_OUT) -- \
@@ -183,6 +228,9 @@ bench-k2u-tables:
 	$(BENCHSTAT) -filter '.name:Producer .unit:(net-ns/op OR ms/9999999runs)' -row /size -col '$(K2U_PRODUCERS)' $(IN)
 	@echo; echo "== end to end, rows by event size (B) and producer rate (events/s), against upstream's ring buffer ReadInto"
 	$(BENCHSTAT) -filter '.name:K2U .unit:(events/s OR lost-% OR cons-ms/Mevent)' -row /size,/rate -col '$(K2U_READERS)' $(IN)
+	@echo; echo "== end to end, perf only: cilium/ebpf's perf reader against our Records, per-event wakeups and a watermark of a quarter buffer"
+	$(BENCHSTAT) -filter '.name:K2U /transport:perf .unit:(events/s OR lost-% OR cons-ms/Mevent)' -row /size,/rate -col '$(K2U_PERF_EACH)' $(IN)
+	$(BENCHSTAT) -filter '.name:K2U /transport:perf .unit:(events/s OR lost-% OR cons-ms/Mevent)' -row /size,/rate -col '$(K2U_PERF_WM)' $(IN)
 
 # bench-k2u-plots: bench-k2u's plots from a saved run (IN=file).
 bench-k2u-plots:
@@ -195,6 +243,9 @@ bench-k2u-plots:
 	$(PLOT) -kind bar -x '$(K2U_READERS)' -y cons-ms/Mevent -series /size -logy -filter '.name:K2U /rate:1000000' \
 		-xlabel 'reader' -ylabel 'consumer CPU per million events (ms)' -legend 'event size (B)' \
 		-title 'consumer CPU per million events, 1M events/s offered' -out $(basename $(IN))-cpu $(IN)
+	$(PLOT) -kind bar -x '$(K2U_PERF_READERS)' -y cons-ms/Mevent -series /size -logy -filter '.name:K2U /transport:perf /rate:1000000' \
+		-xlabel 'reader' -ylabel 'consumer CPU per million events (ms)' -legend 'event size (B)' \
+		-title 'perf: consumer CPU per million events, 1M events/s offered' -out $(basename $(IN))-perf-cpu $(IN)
 
 # bench-rings: ring buffer producers on every CPU at once, into one ring
 # they share or a ring per CPU (RINGS_SIZES, RINGS_PRODUCERS, RINGS_RING in
@@ -275,7 +326,7 @@ bench-sockfilter-plots:
 
 # bench-xdp: XDP packets to user space under real veth traffic, one row per
 # consumer strategy (XDP_PPS, XDP_DURATION and the rest in bench/xdp_env_test.go).
-# Each of the 21 rows (13 strategies, 8 of the loss sweep) runs 5 s, so
+# Each of the 22 rows (14 strategies, 8 of the loss sweep) runs 5 s, so
 # XDP_COUNT defaults to 6 runs a row (about 11 minutes), the fewest for
 # which benchstat gives a confidence interval; its tables show that
 # spread, xdptable the medians. Tables to <results>-tables.txt, plots,
@@ -300,6 +351,8 @@ bench-xdp-tables:
 	$(BENCHSTAT) -filter '.name:XDP $(XDP_UNITS)' -row .name -col '/strategy@(rb-epoll-upstream rb-epoll)' $(IN)
 	@echo; echo "== our Records against upstream's ReadInto, both sleeping 50 us when the ring is empty"
 	$(BENCHSTAT) -filter '.name:XDP $(XDP_UNITS)' -row .name -col '/strategy@(rb-sleep-50us-upstream rb-sleep-50us)' $(IN)
+	@echo; echo "== perf + epoll: our perf Records against cilium/ebpf's perf ReadInto, the same wake-ups"
+	$(BENCHSTAT) -filter '.name:XDP $(XDP_UNITS)' -row .name -col '/strategy@(perf-epoll perf-epoll-records)' $(IN)
 	@echo; echo "== loss sweep: ring buffer against perf, rows by offered packets/s"
 	$(BENCHSTAT) -filter '.name:XDPLoss .unit:(delivered-pps OR e2e-lost-% OR lost-% OR p99-us OR cpu-ms/Mpkt)' -row /pps -col '/strategy@(perf-epoll rb-epoll)' $(IN)
 

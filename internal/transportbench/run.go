@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/perf"
 	upstream "github.com/cilium/ebpf/ringbuf"
 
 	"github.com/ebpf-zc/ebpf/internal/cpustat"
@@ -60,17 +59,17 @@ type Case struct {
 
 // EndToEndCases returns every row of the end-to-end benchmark. The ring
 // buffer producer reserves and submits with flags 0, so the kernel wakes
-// the reader when it has caught up; perf wakes it on every event; a
-// queue wakes nobody.
+// the reader when it has caught up; perf wakes it on every event, or
+// every PerfWatermark bytes in the -wm rows (perf.go); a queue wakes
+// nobody.
 func EndToEndCases() []Case {
-	return []Case{
-		{Perf, PerfReadInto},
+	return append(append([]Case{{Perf, PerfReadInto}}, perfCases()...), []Case{
 		{Ringbuf, Records},
 		{Ringbuf, ReadInto},
 		{Ringbuf, UpstreamReadInto},
 		{Queue, LookupAndDelete},
 		{Queue, BatchLookupAndDelete},
-	}
+	}...)
 }
 
 // ErrNoQueueBatch says the kernel has no batch operations for queue maps.
@@ -261,24 +260,9 @@ func newTransport(cfg Config) (_ *transport, err error) {
 		if t.events, err = ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.PerfEventArray}); err != nil {
 			return nil, err
 		}
-		// Assign, not declare: a new err in this case would shadow the
-		// named result, and the producer's error below would be lost.
-		var (
-			cpus int
-			rd   *perf.Reader
-		)
-		if cpus, err = ebpf.PossibleCPU(); err != nil {
+		if err := t.perfReader(cfg); err != nil {
 			return nil, err
 		}
-		if rd, err = perf.NewReader(t.events, max(cfg.RingSize/cpus, 4096)); err != nil {
-			return nil, fmt.Errorf("transportbench: perf reader: %w", err)
-		}
-		t.closers = append(t.closers, rd.Close)
-		t.consume = func(handle func([]byte)) (err error) {
-			t.perfLost, err = readloop.Perf(rd, handle)
-			return err
-		}
-		t.stop = func() { rd.Flush() }
 		t.producer, err = progs.NewPerfProducer(progs.PerfSpec{Events: t.events, Size: cfg.Size, Pattern: cfg.Pattern})
 	case Ringbuf:
 		if t.events, err = progs.NewRing(cfg.RingSize); err != nil {

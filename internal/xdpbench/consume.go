@@ -38,6 +38,8 @@ func newConsumer(st Strategy, m *ebpf.Map, perfPerCPU int) (consumer, error) {
 			return nil, fmt.Errorf("perf reader: %w", err)
 		}
 		return &perfConsumer{rd: rd}, nil
+	case PerfRecordsEpoll:
+		return newPerfRecordsConsumer(m, perfPerCPU)
 	case UpstreamReadInto, UpstreamSleep:
 		rd, err := upstream.NewReader(m)
 		if err != nil {

@@ -33,6 +33,9 @@ const (
 	// UpstreamSleep is RecordsSleep with cilium/ebpf's ringbuf.Reader and
 	// ReadInto: the same wake-ups, so only the readers differ.
 	UpstreamSleep
+	// PerfRecordsEpoll ranges over our perf.Reader's Records, zero-copy,
+	// with PerfEpoll's wake-ups (perf_records.go).
+	PerfRecordsEpoll
 )
 
 // Strategy is one row of the benchmark: what the XDP program sends and
@@ -65,6 +68,7 @@ func Strategies() []Strategy {
 	s := []Strategy{
 		{Name: "baseline", Output: progs.XDPNoOutput, Consumer: NoConsumer},
 		{Name: "perf-epoll", Output: progs.XDPPerf, Consumer: PerfEpoll},
+		{Name: "perf-epoll-records", Output: progs.XDPPerf, Consumer: PerfRecordsEpoll},
 		{Name: "rb-epoll", Output: progs.XDPRingbuf, Consumer: RecordsEpoll},
 		{Name: "rb-epoll-force", Output: progs.XDPRingbuf, Flags: progs.ForceWakeup, Consumer: RecordsEpoll},
 		{Name: "rb-epoll-upstream", Output: progs.XDPRingbuf, Consumer: UpstreamReadInto},

@@ -1,0 +1,59 @@
+//go:build linux
+
+package drainbench
+
+import "testing"
+
+// Refill puts records into an empty buffer, untimed, and returns how many
+// it placed and the sequence number of the first. Loop calls it with how
+// many records the benchmark still needs.
+type Refill func(b *testing.B, want int) (placed int, firstSeq uint64)
+
+// Loop has d drain b.N records of size bytes, calling refill whenever
+// what it placed is used up, fails b if the records touched do not add up
+// to what the producer wrote (word i of record seq holds seq+i), and
+// reports Mrec/s beside ns/op. Fixture.Drain and the perf drain benchmark
+// (internal/perfdrain) share it.
+func Loop(b *testing.B, d Drainer, all bool, size int, refill Refill) {
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	var (
+		sum, want, seq uint64
+		placed         int
+	)
+	for left := b.N; left > 0; {
+		if placed == 0 {
+			b.StopTimer()
+			placed, seq = refill(b, left)
+			b.StartTimer()
+		}
+		n := min(left, placed)
+		got, err := d.Drain(n, all)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sum += got
+		want += ExpectedSum(size, seq, n, all)
+		placed -= n
+		seq += uint64(n)
+		left -= n
+	}
+	b.StopTimer()
+	if sum != want {
+		b.Fatalf("records touched add up to %d, want %d: a mode skipped or repeated records", sum, want)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrec/s")
+}
+
+// ExpectedSum is what touching n records of size bytes from seq on must
+// add up to, given that word i of record seq holds seq+i.
+func ExpectedSum(size int, seq uint64, n int, all bool) uint64 {
+	count := uint64(n)
+	seqs := count*seq + count*(count-1)/2
+	if !all {
+		return seqs
+	}
+	words := uint64(size / 8)
+	return words*seqs + count*words*(words-1)/2
+}

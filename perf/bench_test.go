@@ -1,0 +1,49 @@
+//go:build linux
+
+package perf_test
+
+import (
+	"flag"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/ebpf-zc/ebpf/internal/drainbench"
+	"github.com/ebpf-zc/ebpf/internal/perfdrain"
+)
+
+// The buffer size and the event sizes can be set by flag or, for runs
+// that cannot pass flags (make, the VM runner), by environment variable.
+var (
+	benchBuffer = flag.Int("perf.buffer", envInt("PERF_BENCH_BUFFER", 16<<20),
+		"per-CPU buffer size in bytes for the perf drain benchmark (env PERF_BENCH_BUFFER)")
+	benchSizes = flag.String("perf.sizes", envString("PERF_BENCH_SIZES", drainbench.DefaultSizes),
+		"comma-separated event sizes for the perf drain benchmark (env PERF_BENCH_SIZES)")
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+func envString(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// BenchmarkRead drains perf buffers that a test-run program filled on the
+// benchmark's CPU, each mode in turn (cilium/ebpf's ReadInto, ours, our
+// Records), every reader with a watermark of half a buffer; an op is one
+// record. The fill is not timed; the count and the sum of what each mode
+// touched are checked.
+func BenchmarkRead(b *testing.B) {
+	sizes, err := drainbench.ParseSizes(*benchSizes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	perfdrain.Run(b, *benchBuffer, sizes, perfdrain.Modes)
+}

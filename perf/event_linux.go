@@ -1,0 +1,87 @@
+//go:build linux
+
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// supported reports whether perf events exist here: they do on Linux.
+func supported() error { return nil }
+
+// openEvent opens the perf event of one CPU that bpf_perf_event_output
+// writes to: a PERF_COUNT_SW_BPF_OUTPUT software event sampling raw data
+// (PERF_SAMPLE_RAW), the only configuration the helper accepts
+// (bpf_perf_event_output checks the event's type and config,
+// kernel/trace/bpf_trace.c). It is opened enabled (attr.disabled is 0), so
+// it needs no PERF_EVENT_IOC_ENABLE. An offline CPU fails with ENODEV.
+func openEvent(cpu int, opts ReaderOptions) (int, error) {
+	attr := unix.PerfEventAttr{
+		Type:        unix.PERF_TYPE_SOFTWARE,
+		Config:      unix.PERF_COUNT_SW_BPF_OUTPUT,
+		Sample_type: unix.PERF_SAMPLE_RAW,
+	}
+	attr.Size = uint32(unsafe.Sizeof(attr))
+	switch {
+	case opts.WakeupEvents > 0:
+		attr.Wakeup = uint32(opts.WakeupEvents) // wake every n records
+	default:
+		attr.Bits |= unix.PerfBitWatermark // wake every n bytes
+		attr.Wakeup = uint32(max(opts.Watermark, 1))
+	}
+	if opts.Overwritable {
+		attr.Bits |= unix.PerfBitWriteBackward
+	}
+	fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("perf_event_open on CPU %d: %w", cpu, err)
+	}
+	return fd, nil
+}
+
+// mapping is one CPU's perf event mapping: the metadata page and the data
+// area, read-write unless the buffer is overwritable.
+type mapping struct {
+	mem []byte
+}
+
+// mapEvent maps the event fd with a data area of dataPages pages (a power
+// of two).
+func mapEvent(fd int, dataPages int, overwritable bool) (*mapping, *buffer, error) {
+	page := os.Getpagesize()
+	prot := unix.PROT_READ
+	if !overwritable {
+		prot |= unix.PROT_WRITE // data_tail is ours to write
+	}
+	mem, err := unix.Mmap(fd, 0, (1+dataPages)*page, prot, unix.MAP_SHARED)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mmap perf event buffer of %d pages: %w", 1+dataPages, err)
+	}
+	m := &mapping{mem: mem}
+	buf, err := newBuffer(unsafe.Pointer(&mem[0]), uint64(len(mem)), uint64(page))
+	if err != nil {
+		m.unmap()
+		return nil, nil, err
+	}
+	return m, buf, nil
+}
+
+func (m *mapping) unmap() error {
+	if m.mem == nil {
+		return nil
+	}
+	err := unix.Munmap(m.mem)
+	m.mem = nil
+	return err
+}
+
+func closeFd(fd int) error { return unix.Close(fd) }
+
+// errOffline reports whether opening a CPU's event failed because the CPU
+// is offline: the Reader leaves it out, as cilium/ebpf's does.
+func errOffline(err error) bool { return errors.Is(err, unix.ENODEV) }

@@ -1,0 +1,233 @@
+//go:build linux
+
+package perf
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ebpf-zc/ebpf/internal/progs"
+)
+
+// blockedReads starts a ReadInto and a Records loop that wait on r, and
+// returns the channel each sends its error on.
+func blockedReads(r *Reader) chan error {
+	errs := make(chan error, 2)
+	go func() {
+		var rec Record
+		errs <- r.ReadInto(&rec)
+	}()
+	go func() {
+		for _, err := range r.Records() {
+			if err != nil {
+				errs <- err
+				return
+			}
+		}
+		errs <- errors.New("loop ended without an error")
+	}()
+	time.Sleep(20 * time.Millisecond) // both in their wait
+	return errs
+}
+
+func expectErrors(t *testing.T, errs chan error, want error) {
+	t.Helper()
+	for range 2 {
+		select {
+		case err := <-errs:
+			if !errors.Is(err, want) {
+				t.Fatalf("a blocked read ended with %v, want %v", err, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("a blocked read did not end (want %v)", want)
+		}
+	}
+}
+
+// TestWaitsEnd: SetDeadline, Flush and Close from another goroutine end a
+// blocked ReadInto and a blocked Records loop with their errors; records
+// below the Watermark are returned before Flush's ErrFlushed.
+func TestWaitsEnd(t *testing.T) {
+	m := newEventArray(t)
+	r := newTestReader(t, m, 1<<16, ReaderOptions{Watermark: 1 << 15})
+
+	errs := blockedReads(r)
+	r.SetDeadline(time.Now())
+	expectErrors(t, errs, os.ErrDeadlineExceeded)
+	r.SetDeadline(time.Time{})
+
+	p := newProducer(t, m, 16)
+	runOn(t, p, testCPUs(t)[0], 2) // below the watermark: wakes nobody
+	r.SetDeadline(time.Now().Add(5 * time.Second))
+	for range 2 {
+		rec, err := r.Read()
+		if err != nil {
+			t.Fatalf("a record below the watermark: %v", err)
+		}
+		checkSample(t, rec.RawSample, 16)
+	}
+	r.SetDeadline(time.Time{})
+
+	errs = blockedReads(r)
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	expectErrors(t, errs, ErrFlushed)
+
+	errs = blockedReads(r)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	expectErrors(t, errs, ErrClosed)
+	if _, err := r.Read(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Read after Close: %v", err)
+	}
+}
+
+// TestCloseAnyInstant: Close at a random instant while producers write on
+// both CPUs and loops and reads run; every one ends with ErrClosed soon
+// after, and Close from inside a loop body leaves the record it holds
+// readable.
+func TestCloseAnyInstant(t *testing.T) {
+	if err := progs.HaveAtomicFetch(); err != nil {
+		t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
+	}
+	for round := range 20 {
+		m := newEventArray(t)
+		r := newTestReader(t, m, 8<<10, ReaderOptions{})
+		p := newProducer(t, m, 64)
+		stop := make(chan struct{})
+		var producing, reading sync.WaitGroup
+		for _, cpu := range testCPUs(t) {
+			producing.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+						runOn(t, p, cpu, 100)
+					}
+				}
+			})
+		}
+		errs := make(chan error, 4)
+		closeInBody := round%4 == 0
+		for k := range 3 {
+			reading.Go(func() {
+				for rec, err := range r.Records() {
+					if err != nil {
+						errs <- err
+						return
+					}
+					if rec.LostSamples > 0 { // the buffers run full
+						continue
+					}
+					checkSample(t, rec.RawSample, 64)
+					if closeInBody && k == 0 {
+						r.Close()
+						checkSample(t, rec.RawSample, 64) // still mapped
+					}
+				}
+				errs <- errors.New("loop ended without an error")
+			})
+		}
+		reading.Go(func() {
+			var rec Record
+			for {
+				if err := r.ReadInto(&rec); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+		time.Sleep(time.Duration(rand.IntN(5000)) * time.Microsecond)
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { reading.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("round %d: readers still running 5 s after Close", round)
+		}
+		close(stop)
+		producing.Wait()
+		close(errs)
+		for err := range errs {
+			if !errors.Is(err, ErrClosed) {
+				t.Fatalf("round %d: a reader ended with %v, want ErrClosed", round, err)
+			}
+		}
+		if !r.released {
+			t.Fatalf("round %d: resources not freed after every reader ended", round)
+		}
+	}
+}
+
+// TestNothingHeldBack: when a Records loop breaks, or its body panics, the
+// kernel's data_tail covers every record it yielded; the reader stays
+// usable and the next record is the one after.
+func TestNothingHeldBack(t *testing.T) {
+	m := newEventArray(t)
+	r := newTestReader(t, m, 1<<16, ReaderOptions{})
+	p := newProducer(t, m, 32)
+	cpu := testCPUs(t)[0]
+	runOn(t, p, cpu, 10)
+	var c *consumer
+	for i := range r.cpus {
+		if r.cpus[i].cpu == cpu {
+			c = &r.cpus[i]
+		}
+	}
+	recordBytes := uint64(headerSize + 4 + rawLen(32))
+	tail := c.buf.loadTail()
+
+	n := 0
+	for rec, err := range r.Records() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSample(t, rec.RawSample, 32)
+		if n++; n == 3 {
+			break
+		}
+	}
+	if got := c.buf.loadTail(); got != tail+3*recordBytes {
+		t.Fatalf("after a break at the third record: data_tail %d, want %d", got, tail+3*recordBytes)
+	}
+
+	func() {
+		defer func() {
+			if v := recover(); v != "boom" {
+				t.Fatalf("recovered %v, want the body's panic", v)
+			}
+		}()
+		for rec, err := range r.Records() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if seq := checkSample(t, rec.RawSample, 32); seq != 3 {
+				t.Fatalf("record %d after the break, want 3", seq)
+			}
+			panic("boom")
+		}
+	}()
+	if got := c.buf.loadTail(); got != tail+4*recordBytes {
+		t.Fatalf("after a panic at the fourth record: data_tail %d, want %d", got, tail+4*recordBytes)
+	}
+	rec, err := r.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq := checkSample(t, rec.RawSample, 32); seq != 4 {
+		t.Fatalf("Read after the panic: record %d, want 4", seq)
+	}
+	if got := c.buf.loadTail(); got != tail+5*recordBytes {
+		t.Fatalf("after Read: data_tail %d, want %d", got, tail+5*recordBytes)
+	}
+}

@@ -1,0 +1,75 @@
+package perf
+
+// Read returns the next record, copied: the bytes stay valid after later
+// reads and after Close. It blocks until a record arrives, the deadline
+// passes, Flush or Close is called.
+func (r *Reader) Read() (Record, error) {
+	var rec Record
+	err := r.ReadInto(&rec)
+	return rec, err
+}
+
+// ReadInto is like Read but copies into rec, reusing the capacity of
+// rec.RawSample, so a loop that reuses one Record does not allocate. When
+// it returns, the kernel knows the record's space is free. A record of an
+// unknown type is consumed and returned as an error (IsUnknownEvent).
+func (r *Reader) ReadInto(rec *Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	waiting := false // counted by the waiter only once it must wait
+	defer func() {
+		if waiting {
+			r.wait.End()
+		}
+	}()
+	for {
+		if r.closed.Load() {
+			return ErrClosed
+		}
+		if err := r.checkPausedLocked(); err != nil {
+			return err
+		}
+		for k := range r.cpus {
+			i := (r.turn + k) % len(r.cpus)
+			c := &r.cpus[i]
+			got, end, ok, err := c.claimOne()
+			if !ok {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			r.turn = i // stay on this CPU while it has records
+			rec.CPU = c.cpu
+			if err == nil {
+				r.fill(rec, c, got, end)
+			}
+			c.publish()
+			return err
+		}
+		if !waiting {
+			if err := r.wait.Begin(); err != nil {
+				return err
+			}
+			waiting = true
+		}
+		if err := r.waitLocked(); err != nil {
+			return err
+		}
+	}
+}
+
+// fill copies the record got, ending at end, into rec.
+func (r *Reader) fill(rec *Record, c *consumer, got record, end uint64) {
+	rec.Remaining = c.remaining(end)
+	if got.typ == recordLost {
+		rec.RawSample, rec.LostSamples = rec.RawSample[:0], got.lost
+		return
+	}
+	rec.LostSamples = 0
+	if int(got.dataLen) > cap(rec.RawSample) {
+		rec.RawSample = make([]byte, got.dataLen)
+	}
+	rec.RawSample = rec.RawSample[:got.dataLen]
+	c.buf.copyOut(rec.RawSample, got.dataPos)
+}

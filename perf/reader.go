@@ -1,0 +1,228 @@
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/cilium/ebpf"
+	upstreamringbuf "github.com/cilium/ebpf/ringbuf"
+
+	"github.com/ebpf-zc/ebpf/internal/epoll"
+)
+
+var (
+	// ErrClosed is returned by reads and iterations on a closed Reader. It
+	// is cilium/ebpf's perf.ErrClosed (os.ErrClosed).
+	ErrClosed = os.ErrClosed
+	// ErrFlushed is returned by a read or iteration that Flush interrupted,
+	// once every record that was in the buffers has been returned. It is
+	// cilium/ebpf's perf.ErrFlushed (the value its ringbuf package shares,
+	// which builds on every platform), so errors.Is matches either.
+	ErrFlushed = upstreamringbuf.ErrFlushed
+	// ErrMustBePaused is returned by reads and iterations of an
+	// overwritable Reader that is not paused: the kernel may overwrite
+	// what they would read. cilium/ebpf returns an unexported error then.
+	ErrMustBePaused = errors.New("perf: an overwritable buffer must be paused before it is read")
+)
+
+// maxUnpublished bounds the consumed bytes a Records loop may keep from
+// the kernel while it runs, and the batch a loop claims when others read
+// too, as in the ring buffer reader: a quarter of a megabyte, or an
+// eighth of a smaller buffer.
+const maxUnpublished = 256 << 10
+
+// Record is a sample or a count of lost samples read from a CPU's buffer.
+type Record struct {
+	// CPU is the CPU whose buffer held the record.
+	CPU int
+	// RawSample is the data passed to bpf_perf_event_output, followed by
+	// the 0 to 7 bytes of padding the kernel adds to align the record
+	// (their value is undefined), as cilium/ebpf hands it out. From Read
+	// and ReadInto it is a copy owned by the caller; from Records it is
+	// valid only until the loop body returns. It is empty in a record of
+	// lost samples.
+	RawSample []byte
+	// LostSamples is the number of samples the kernel could not place in
+	// the buffer because it was full; non-zero only in a record of lost
+	// samples.
+	LostSamples uint64
+	// Remaining is the minimum number of bytes left in the CPU's buffer
+	// after this record; -1 for overwritable buffers.
+	Remaining int
+}
+
+// ReaderOptions control the perf events a Reader opens. They are
+// cilium/ebpf's.
+type ReaderOptions struct {
+	// WakeupEvents is the number of records a CPU's buffer holds before a
+	// waiting read is woken. It excludes Watermark; zero means Watermark
+	// decides.
+	WakeupEvents int
+	// Watermark is the number of bytes a CPU's buffer holds before a
+	// waiting read is woken; less than the buffer's size. Zero wakes for
+	// every record. Records below the threshold are not held back: a read
+	// returns them when it looks, and Flush or a deadline ends a wait.
+	Watermark int
+	// Overwritable makes every buffer a ring the kernel overwrites, oldest
+	// first, when it is full. Such a Reader reads only while paused, the
+	// newest record first, each record written since the last read once.
+	Overwritable bool
+}
+
+// Reader reads the records that BPF programs write with
+// bpf_perf_event_output to a BPF_MAP_TYPE_PERF_EVENT_ARRAY, from one
+// buffer per online CPU.
+//
+// Read and ReadInto copy each record and may be called from several
+// goroutines; Records may be ranged over by several goroutines at once,
+// and beside them. SetDeadline, Flush, Pause, Resume, Close and
+// BufferSize may be called from any goroutine at any time.
+type Reader struct {
+	engine
+	bufferSize int
+}
+
+// NewReader creates a Reader with default options. array must be a
+// PerfEventArray; perCPUBuffer is the size of each CPU's buffer in bytes,
+// rounded up to a power-of-two number of pages.
+func NewReader(array *ebpf.Map, perCPUBuffer int) (*Reader, error) {
+	return NewReaderWithOptions(array, perCPUBuffer, ReaderOptions{})
+}
+
+// NewReaderWithOptions creates a Reader: it opens a perf event on every
+// online CPU (the array's keys), maps its buffer and stores it in the
+// array, so that BPF programs' records reach it.
+func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions) (*Reader, error) {
+	if err := supported(); err != nil {
+		return nil, fmt.Errorf("perf: %w", err)
+	}
+	switch {
+	case array == nil:
+		return nil, errors.New("perf: nil map")
+	case array.Type() != ebpf.PerfEventArray:
+		return nil, fmt.Errorf("perf: map type %s is not %s", array.Type(), ebpf.PerfEventArray)
+	case perCPUBuffer < 1:
+		return nil, errors.New("perf: perCPUBuffer must be larger than 0")
+	case opts.WakeupEvents > 0 && opts.Watermark > 0:
+		return nil, errors.New("perf: WakeupEvents and Watermark cannot both be non-zero")
+	case opts.Watermark >= perCPUBuffer:
+		return nil, errors.New("perf: Watermark must be smaller than perCPUBuffer")
+	}
+	res, bufs, err := openEvents(array, dataPages(perCPUBuffer), opts)
+	if err != nil {
+		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.free()))
+	}
+	r := &Reader{bufferSize: int(bufs[0].size)}
+	err = r.init(bufs, res, opts.Overwritable)
+	if err == nil {
+		err = res.putEntries()
+	}
+	if err != nil {
+		// Entries already put would outlive us: the clone shares the
+		// caller's map file.
+		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.deleteEntries(), res.free()))
+	}
+	r.cleanup = runtime.AddCleanup(r, func(res *resources) { res.free() }, r.res)
+	return r, nil
+}
+
+// dataPages is the number of pages of a buffer of at least perCPUBuffer
+// bytes: a power of two, as perf_mmap requires (kernel/events/core.c).
+func dataPages(perCPUBuffer int) int {
+	page := os.Getpagesize()
+	n := 1
+	for n*page < perCPUBuffer {
+		n *= 2
+	}
+	return n
+}
+
+// openEvents opens, maps and polls the event of every online CPU. On
+// error, what it opened is in res, for the caller to free.
+func openEvents(array *ebpf.Map, pages int, opts ReaderOptions) (*resources, []*buffer, error) {
+	res := &resources{}
+	poller, err := epoll.New()
+	if err != nil {
+		return res, nil, err
+	}
+	res.poller = poller
+	var bufs []*buffer
+	for cpu := range int(array.MaxEntries()) {
+		fd, err := openEvent(cpu, opts)
+		if errOffline(err) {
+			continue
+		}
+		if err != nil {
+			return res, nil, err
+		}
+		res.fds, res.cpus = append(res.fds, fd), append(res.cpus, cpu)
+		m, buf, err := mapEvent(fd, pages, opts.Overwritable)
+		if err != nil {
+			return res, nil, fmt.Errorf("CPU %d: %w", cpu, err)
+		}
+		res.mappings, bufs = append(res.mappings, m), append(bufs, buf)
+		if err := poller.AddEdgeTriggered(fd); err != nil {
+			return res, nil, err
+		}
+	}
+	if len(bufs) == 0 {
+		return res, nil, fmt.Errorf("no online CPU among the array's %d entries", array.MaxEntries())
+	}
+	// The array's entries go when the last fd of the map's file is closed
+	// (perf_event_fd_array_release, kernel/bpf/arraymap.c): a clone keeps
+	// them while the Reader lives, whatever the caller does with its map.
+	res.array, err = array.Clone()
+	return res, bufs, err
+}
+
+// BufferSize returns the size in bytes of each CPU's buffer.
+func (r *Reader) BufferSize() int { return r.bufferSize }
+
+// SetDeadline sets when blocked reads and loops give up with
+// os.ErrDeadlineExceeded. Records already in the buffers are returned
+// first. The zero time removes the deadline; a time in the past makes
+// reads return what is there without blocking. It takes effect at once,
+// also for reads that are already waiting.
+func (r *Reader) SetDeadline(t time.Time) { r.setDeadline(t) }
+
+// Flush makes reads and loops in progress stop waiting: they return the
+// records in the buffers, then ErrFlushed. As many reads and loops end so
+// as were in progress, or, with none in progress, the next one to find
+// the buffers empty. Use it to drain records below the Watermark or
+// WakeupEvents threshold, which wake no reader.
+func (r *Reader) Flush() error { return r.flush() }
+
+// Pause removes the Reader's events from the array: BPF programs' writes
+// fail with ENOENT until Resume, and reads wait for records that cannot
+// come. An overwritable Reader is read while paused.
+func (r *Reader) Pause() error { return r.pause() }
+
+// Resume puts the Reader's events back in the array, undoing Pause.
+func (r *Reader) Resume() error { return r.resume() }
+
+// Close stops the Reader: every blocked read and loop returns ErrClosed,
+// and BPF programs' writes fail with ENOENT. It may be called from any
+// goroutine and more than once. What was consumed is published first. The
+// buffers stay mapped until the last running loop body returns.
+func (r *Reader) Close() error { return r.close() }
+
+// unknownEventError is returned for a record of a type a Reader does not
+// know; the record is consumed.
+type unknownEventError struct {
+	eventType uint32
+}
+
+func (e *unknownEventError) Error() string {
+	return fmt.Sprintf("unknown event type: %d", e.eventType)
+}
+
+// IsUnknownEvent reports whether err says a record of a type other than a
+// sample or lost samples was read. The record is consumed, and reading
+// may go on.
+func IsUnknownEvent(err error) bool {
+	var e *unknownEventError
+	return errors.As(err, &e)
+}
