@@ -57,23 +57,31 @@ func sockfilterRow(b *testing.B, filter bool, cfg sockfilterbench.Config) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if res.Good+res.Empty+res.SocketDrops != res.GoodSent+res.BadSent {
-		b.Errorf("server read %d good and %d empty datagrams, the socket dropped %d, the clients sent %d: the books do not balance",
-			res.Good, res.Empty, res.SocketDrops, res.GoodSent+res.BadSent)
+	// Every datagram sent was read, dropped by the socket (its filter, a
+	// full buffer) or, before any socket saw it, by a full input backlog
+	// (a test VM under emulation falls behind): the books balance only
+	// with all three. Backlog drops are the machine's, so they may also
+	// count other packets: the balance is exact where there are none.
+	sent, accounted := res.GoodSent+res.BadSent, res.Good+res.Empty+res.SocketDrops
+	if accounted > sent || accounted+res.BacklogDrops < sent {
+		b.Errorf("server read %d good and %d empty datagrams, the socket dropped %d, the backlog %d, the clients sent %d: the books do not balance",
+			res.Good, res.Empty, res.SocketDrops, res.BacklogDrops, sent)
 	}
 	if res.SocketDrops < filtered {
 		b.Fatalf("the socket counted %d drops, fewer than the %d its filter made", res.SocketDrops, filtered)
 	}
 	overflow := res.SocketDrops - filtered
 	if filter {
-		if res.Empty != 0 || kept != res.GoodSent || filtered != res.BadSent {
-			b.Errorf("filter kept %d of %d good datagrams and dropped %d of %d empty ones; %d empty reached the server",
-				kept, res.GoodSent, filtered, res.BadSent, res.Empty)
+		// What the filter saw is what the backlog let through.
+		lostEarly := sent - (kept + filtered)
+		if res.Empty != 0 || kept > res.GoodSent || filtered > res.BadSent || kept+filtered > sent || lostEarly > res.BacklogDrops {
+			b.Errorf("filter kept %d of %d good datagrams and dropped %d of %d empty ones (%d backlog drops); %d empty reached the server",
+				kept, res.GoodSent, filtered, res.BadSent, res.BacklogDrops, res.Empty)
 		}
-		// Every good datagram the filter kept was read once or found
-		// the receive buffer full.
+		// Every good datagram was read once, found the receive buffer
+		// full, or was lost before the filter saw it.
 		if res.Seq != nil {
-			if err := res.Seq.Check(res.GoodSent, overflow); err != nil {
+			if err := res.Seq.Check(res.GoodSent, overflow+res.GoodSent-kept); err != nil {
 				b.Error(err)
 			}
 		}

@@ -54,6 +54,11 @@ type Result struct {
 	// SocketDrops is the socket's drop count over the run: datagrams its
 	// filter refused plus those that found the receive buffer full.
 	SocketDrops uint64
+	// BacklogDrops counts the packets the kernel dropped over the run
+	// before any socket saw them, its per-CPU input backlog being full
+	// (/proc/net/softnet_stat; all of the machine's, loopback's included):
+	// on a slow machine (a test VM under emulation) softirqs fall behind.
+	BacklogDrops uint64
 	// Seq tracks the good datagrams' sequence numbers; nil when the
 	// payload is too short to carry one.
 	Seq *seqcheck.Tracker
@@ -100,6 +105,10 @@ func Run(cfg Config) (_ *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	backlogBefore, err := BacklogDrops()
+	if err != nil {
+		return nil, err
+	}
 
 	res := &Result{}
 	if cfg.Payload >= seqLen {
@@ -119,6 +128,11 @@ func Run(cfg Config) (_ *Result, err error) {
 		return nil, err
 	}
 	res.SocketDrops = uint64(dropsAfter - dropsBefore)
+	backlogAfter, err := BacklogDrops()
+	if err != nil {
+		return nil, err
+	}
+	res.BacklogDrops = backlogAfter - backlogBefore
 	return res, nil
 }
 

@@ -13,6 +13,9 @@ package sockfilterbench
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -41,6 +44,29 @@ func SocketDrops(fd int) (uint32, error) {
 		return 0, fmt.Errorf("sockfilterbench: SO_MEMINFO returned %d bytes, no drop count", size)
 	}
 	return info[skMeminfoDrops], nil
+}
+
+// BacklogDrops returns how many packets the kernel has dropped because a
+// CPU's input backlog was full: the second column of
+// /proc/net/softnet_stat (net/core/net-procfs.c), summed over CPUs.
+func BacklogDrops() (uint64, error) {
+	stat, err := os.ReadFile("/proc/net/softnet_stat")
+	if err != nil {
+		return 0, fmt.Errorf("sockfilterbench: %w", err)
+	}
+	var total uint64
+	for _, line := range strings.Split(strings.TrimSpace(string(stat)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			return 0, fmt.Errorf("sockfilterbench: softnet_stat line %q", line)
+		}
+		dropped, err := strconv.ParseUint(fields[1], 16, 32)
+		if err != nil {
+			return 0, fmt.Errorf("sockfilterbench: softnet_stat: %w", err)
+		}
+		total += dropped
+	}
+	return total, nil
 }
 
 // Listen opens a blocking UDP socket bound to [::1] on an ephemeral port
