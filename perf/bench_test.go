@@ -4,8 +4,6 @@ package perf_test
 
 import (
 	"flag"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/ebpf-zc/ebpf/internal/drainbench"
@@ -15,25 +13,11 @@ import (
 // The buffer size and the event sizes can be set by flag or, for runs
 // that cannot pass flags (make, the VM runner), by environment variable.
 var (
-	benchBuffer = flag.Int("perf.buffer", envInt("PERF_BENCH_BUFFER", 16<<20),
+	benchBuffer = flag.Int("perf.buffer", drainbench.EnvInt("PERF_BENCH_BUFFER", 16<<20),
 		"per-CPU buffer size in bytes for the perf drain benchmark (env PERF_BENCH_BUFFER)")
-	benchSizes = flag.String("perf.sizes", envString("PERF_BENCH_SIZES", drainbench.DefaultSizes),
+	benchSizes = flag.String("perf.sizes", drainbench.EnvString("PERF_BENCH_SIZES", drainbench.DefaultSizes),
 		"comma-separated event sizes for the perf drain benchmark (env PERF_BENCH_SIZES)")
 )
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
-		return v
-	}
-	return def
-}
-
-func envString(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
 
 // BenchmarkRead drains perf buffers that a test-run program filled on the
 // benchmark's CPU, each mode in turn (cilium/ebpf's ReadInto, ours, our

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -22,25 +20,11 @@ import (
 // The ring size and the event sizes can be set by flag or, for runs that
 // cannot pass flags (make, the VM runner), by environment variable.
 var (
-	benchRing = flag.Int("ringbuf.ring", envInt("RINGBUF_BENCH_RING", 256<<20),
+	benchRing = flag.Int("ringbuf.ring", drainbench.EnvInt("RINGBUF_BENCH_RING", 256<<20),
 		"ring buffer size in bytes for the ringbuf benchmarks (env RINGBUF_BENCH_RING)")
-	benchSizes = flag.String("ringbuf.sizes", envString("RINGBUF_BENCH_SIZES", drainbench.DefaultSizes),
+	benchSizes = flag.String("ringbuf.sizes", drainbench.EnvString("RINGBUF_BENCH_SIZES", drainbench.DefaultSizes),
 		"comma-separated event sizes, or 'sweep' for 80..2048 in steps of 16 (env RINGBUF_BENCH_SIZES)")
 )
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
-		return v
-	}
-	return def
-}
-
-func envString(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
 
 // modes are BenchmarkRead's readers: upstream's, ours (internal/drainbench
 // holds them, shared with make bench-upstream), the floor, cilium/ebpf

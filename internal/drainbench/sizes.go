@@ -4,6 +4,7 @@ package drainbench
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -32,4 +33,23 @@ func ParseSizes(spec string) ([]int, error) {
 		sizes = append(sizes, size)
 	}
 	return sizes, nil
+}
+
+// EnvInt returns the integer in the environment variable name, or def if
+// it is unset or not a number: the drain benchmarks' settings for runs
+// that cannot pass flags (make, the VM runner).
+func EnvInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+// EnvString returns the environment variable name, or def if it is unset
+// or empty.
+func EnvString(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }
