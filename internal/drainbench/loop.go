@@ -12,9 +12,11 @@ type Refill func(b *testing.B, want int) (placed int, firstSeq uint64)
 // Loop has d drain b.N records of size bytes, calling refill whenever
 // what it placed is used up, fails b if the records touched do not add up
 // to what the producer wrote (word i of record seq holds seq+i), and
-// reports Mrec/s beside ns/op. Fixture.Drain and the perf drain benchmark
-// (internal/perfdrain) share it.
-func Loop(b *testing.B, d Drainer, all bool, size int, refill Refill) {
+// reports Mrec/s beside ns/op. It returns how many placed records are
+// left undrained and the sequence number of the first, for a buffer kept
+// from one benchmark to the next. Fixture.Drain and the perf drain
+// benchmark (internal/perfdrain) share it.
+func Loop(b *testing.B, d Drainer, all bool, size int, refill Refill) (left int, nextSeq uint64) {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -22,7 +24,7 @@ func Loop(b *testing.B, d Drainer, all bool, size int, refill Refill) {
 		sum, want, seq uint64
 		placed         int
 	)
-	for left := b.N; left > 0; {
+	for left = b.N; left > 0; {
 		if placed == 0 {
 			b.StopTimer()
 			placed, seq = refill(b, left)
@@ -44,6 +46,7 @@ func Loop(b *testing.B, d Drainer, all bool, size int, refill Refill) {
 		b.Fatalf("records touched add up to %d, want %d: a mode skipped or repeated records", sum, want)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrec/s")
+	return placed, seq
 }
 
 // ExpectedSum is what touching n records of size bytes from seq on must
