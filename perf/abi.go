@@ -1,10 +1,12 @@
 package perf
 
 import (
-	"errors"
 	"fmt"
+	"io"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/ebpf-zc/ebpf/internal/sentinel"
 )
 
 // Kernel ABI of a perf event buffer written by bpf_perf_event_output
@@ -62,8 +64,9 @@ const (
 
 // ErrCorrupt is returned when a per-CPU buffer's positions or a record
 // header contradict the kernel's layout. The Reader stops at the bad
-// record of that buffer.
-var ErrCorrupt = errors.New("perf event buffer corrupt")
+// record of that buffer. errors.Is also matches it with
+// io.ErrUnexpectedEOF, which cilium/ebpf returns for a truncated record.
+var ErrCorrupt error = sentinel.New("perf event buffer corrupt", io.ErrUnexpectedEOF)
 
 // header is a record's struct perf_event_header, as the kernel left it.
 type header struct {

@@ -3,6 +3,7 @@ package ringbuf
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	upstream "github.com/cilium/ebpf/ringbuf"
 
 	"github.com/ebpf-zc/ebpf/internal/epoll"
+	"github.com/ebpf-zc/ebpf/internal/sentinel"
 )
 
 var (
@@ -24,7 +26,9 @@ var (
 	ErrFlushed = upstream.ErrFlushed
 	// ErrCorrupt is returned when the ring's positions or a record header
 	// contradict the kernel's layout. The Reader stops at the bad record.
-	ErrCorrupt = errors.New("ring buffer corrupt")
+	// errors.Is also matches it with io.ErrUnexpectedEOF, which
+	// cilium/ebpf returns for a corrupt ring.
+	ErrCorrupt error = sentinel.New("ring buffer corrupt", io.ErrUnexpectedEOF)
 	// ErrNotPeeked is returned by Consume when no record is peeked.
 	ErrNotPeeked = errors.New("no record peeked")
 	// ErrConcurrentPeek is returned by PeekInto while another PeekInto is

@@ -5,6 +5,7 @@ package ringbuf
 import (
 	"encoding/binary"
 	"errors"
+	"io"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -234,6 +235,9 @@ func TestFakeRingRecords(t *testing.T) {
 				// The error sticks: no read goes past the bad record.
 				if _, err := r.Read(); !errors.Is(err, ErrCorrupt) {
 					t.Errorf("read after corruption: %v", err)
+				} else if !errors.Is(err, io.ErrUnexpectedEOF) {
+					// Code written for cilium/ebpf checks for this.
+					t.Errorf("read after corruption: %v does not match io.ErrUnexpectedEOF", err)
 				}
 			}
 		})
