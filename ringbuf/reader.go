@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"sync/atomic"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -144,8 +143,8 @@ func (r *Reader) AvailableBytes() int {
 		return 0
 	}
 	c := &r.rings[0]
-	producer := atomic.LoadUint64(c.ring.producerPos)
 	consumed := c.claims.ConsumerPos()
+	producer := c.ring.producerPos.load(consumed)
 	if producer < consumed {
 		return 0
 	}
