@@ -75,7 +75,7 @@ type Record struct {
 // work as there; Peek, PeekInto, Consume, Records and Batches return an
 // error wrapping ebpf.ErrNotSupported.
 type Reader struct {
-	engine
+	*engine // by pointer, so that Reader stays comparable, as cilium/ebpf's is
 	peeking  bool  // a PeekInto is in progress, or its view is held
 	viewHeld bool  // PeekInto handed out a view not yet consumed
 	peeked   claim // the held view's claim
@@ -133,7 +133,7 @@ func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
 
 // newReader starts a Reader on a ring that is already mapped.
 func newReader(rg *ring, res *resources) (*Reader, error) {
-	r := &Reader{}
+	r := &Reader{engine: &engine{}}
 	if err := r.init([]*ring{rg}, nil, res); err != nil {
 		return nil, fmt.Errorf("ringbuf: %w", err)
 	}
