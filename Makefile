@@ -57,6 +57,9 @@ lint:
 	$(if $(LIBBPF),$(GO) tool staticcheck -tags libbpf ./ringbuf/)
 	@# The reader builds wherever cilium/ebpf does; the rigs are Linux only.
 	for os in darwin windows freebsd; do GOOS=$$os $(GO) build ./... || exit 1; done
+	GOOS=windows $(GO) vet ./ringbuf/ ./perf/
+	@# 32-bit Linux: the kernel's positions are 32-bit words there (internal/ulong).
+	for arch in 386 arm; do GOARCH=$$arch $(GO) build ./... && GOARCH=$$arch $(GO) vet ./... || exit 1; done
 
 # test: set-up, lint, every test under the race detector, every benchmark
 # once as a smoke test, and the test suite on every kernel of the matrix
