@@ -75,7 +75,8 @@ type Record struct {
 // work as there; Peek, PeekInto, Consume, Records and Batches return an
 // error wrapping ebpf.ErrNotSupported.
 type Reader struct {
-	*engine        // by pointer, so that Reader stays comparable, as cilium/ebpf's is
+	// By pointer, so that Reader stays comparable, as cilium/ebpf's is.
+	*engine
 	peeking  bool  // a PeekInto is in progress, or its view is held
 	viewHeld bool  // PeekInto handed out a view not yet consumed
 	peeked   claim // the held view's claim
