@@ -115,7 +115,7 @@ func newBuffer(meta unsafe.Pointer, mapped uint64, pageSize uint64) (*buffer, er
 // loaded last), widens it to the reader's 64-bit positions.
 func (b *buffer) loadHead(near uint64) uint64 {
 	head := atomic.LoadUint64(b.head)
-	if ulong.Is32 {
+	if ulong.Narrow() {
 		return ulong.Widen(near, uint32(head))
 	}
 	return head

@@ -65,17 +65,17 @@ type dataArea struct {
 }
 
 // position is one of the kernel's position words. The reader counts in
-// 64-bit positions; on a 32-bit kernel, load widens the word to the
-// position nearest a known one and store keeps the low 32 bits.
+// 64-bit positions; on a 32-bit kernel (ulong.Narrow), load widens the
+// word to the position nearest a known one and store keeps the low 32
+// bits.
 type position struct {
-	word   unsafe.Pointer
-	narrow bool // the kernel's unsigned long is 32 bits (ulong.Is32)
+	word unsafe.Pointer
 }
 
 // load reads the word with acquire semantics; near is a position less
 // than 2 GiB from the one stored.
 func (p position) load(near uint64) uint64 {
-	if p.narrow {
+	if ulong.Narrow() {
 		return ulong.Widen(near, atomic.LoadUint32((*uint32)(p.word)))
 	}
 	return atomic.LoadUint64((*uint64)(p.word))
@@ -83,7 +83,7 @@ func (p position) load(near uint64) uint64 {
 
 // store writes pos with release semantics.
 func (p position) store(pos uint64) {
-	if p.narrow {
+	if ulong.Narrow() {
 		atomic.StoreUint32((*uint32)(p.word), uint32(pos))
 		return
 	}
@@ -97,8 +97,8 @@ func newRing(consumerPos, producerPos *uint64, data unsafe.Pointer, size uint64)
 		return nil, fmt.Errorf("%w: data area of %d bytes is not a power of two", ErrCorrupt, size)
 	}
 	return &ring{
-		consumerPos: position{word: unsafe.Pointer(consumerPos), narrow: ulong.Is32},
-		producerPos: position{word: unsafe.Pointer(producerPos), narrow: ulong.Is32},
+		consumerPos: position{word: unsafe.Pointer(consumerPos)},
+		producerPos: position{word: unsafe.Pointer(producerPos)},
 		dataArea:    dataArea{data: data, mask: size - 1},
 		size:        size,
 	}, nil

@@ -11,7 +11,18 @@
 // reads data_tail into an unsigned long, so the upper half it ignores.
 package ulong
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+)
+
+// process64 holds in a 64-bit process, which runs only on a 64-bit kernel.
+const process64 = unsafe.Sizeof(uintptr(0)) == 8
+
+// Narrow reports whether the kernel's unsigned long is 32 bits wide. In a
+// 64-bit process it is the constant false, so the conversions compile
+// away from the readers' paths (they publish a position per ReadInto).
+func Narrow() bool { return !process64 && is32 }
 
 // Widen returns the 64-bit position nearest near whose low 32 bits are
 // word: the position a 32-bit kernel stored as word, given a position
