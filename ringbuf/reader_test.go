@@ -406,7 +406,8 @@ func TestCorruptConsumerPosition(t *testing.T) {
 	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 8})
 	produce(t, p, 2)
 	r := newTestReader(t, m)
-	r.rings[0].ring.publishConsumer(1 << 40)
+	// Ahead in the low 32 bits too, which are all a 32-bit kernel keeps.
+	r.rings[0].ring.publishConsumer(1<<40 | 1<<20)
 	r.Close()
 	r2, err := NewReader(m)
 	if err != nil {
