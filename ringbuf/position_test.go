@@ -12,7 +12,7 @@ import (
 )
 
 // TestPositionsAcross4GiB reads records on both sides of position 2^32,
-// where a 32-bit kernel's positions wrap (ulong.Narrow: a 32-bit process
+// where a 32-bit kernel's positions wrap (ulong.Is32: a 32-bit process
 // under a linux32 personality takes this kernel for one, and then reads
 // and writes the low words only). Every record comes out once and in
 // order, and the consumer word holds what the kernel's word size says.
@@ -42,7 +42,7 @@ func TestPositionsAcross4GiB(t *testing.T) {
 	}
 	end := start + n*16
 	got := atomic.LoadUint64(&f.positions[0])
-	if ulong.Narrow() {
+	if ulong.Is32 {
 		// The kernel has 32 bits of it: the low word wrapped, the
 		// rest of the 64-bit word is not the kernel's.
 		if uint32(got) != uint32(end) {
@@ -54,5 +54,5 @@ func TestPositionsAcross4GiB(t *testing.T) {
 	if avail := r.AvailableBytes(); avail != 0 {
 		t.Fatalf("AvailableBytes %d after reading everything", avail)
 	}
-	t.Logf("ulong.Narrow() = %v: consumer word %#x", ulong.Narrow(), got)
+	t.Logf("ulong.Is32 = %v: consumer word %#x", ulong.Is32, got)
 }

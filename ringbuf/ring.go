@@ -65,7 +65,7 @@ type dataArea struct {
 }
 
 // position is one of the kernel's position words. The reader counts in
-// 64-bit positions; on a 32-bit kernel (ulong.Narrow), load widens the
+// 64-bit positions; on a 32-bit kernel (ulong.Is32), load widens the
 // word to the position nearest a known one and store keeps the low 32
 // bits.
 type position struct {
@@ -75,17 +75,21 @@ type position struct {
 // load reads the word with acquire semantics; near is a position less
 // than 2 GiB from the one stored.
 func (p position) load(near uint64) uint64 {
-	if ulong.Narrow() {
-		return ulong.Widen(near, atomic.LoadUint32((*uint32)(p.word)))
+	if ulong.Process32 {
+		if ulong.Is32 {
+			return ulong.Widen(near, atomic.LoadUint32((*uint32)(p.word)))
+		}
 	}
 	return atomic.LoadUint64((*uint64)(p.word))
 }
 
 // store writes pos with release semantics.
 func (p position) store(pos uint64) {
-	if ulong.Narrow() {
-		atomic.StoreUint32((*uint32)(p.word), uint32(pos))
-		return
+	if ulong.Process32 {
+		if ulong.Is32 {
+			atomic.StoreUint32((*uint32)(p.word), uint32(pos))
+			return
+		}
 	}
 	atomic.StoreUint64((*uint64)(p.word), pos)
 }

@@ -2,5 +2,6 @@
 
 package ulong
 
-// is32 is false: outside Linux no reader maps a kernel ring.
-const is32 = false
+// Is32 reports whether the kernel's unsigned long is 32 bits wide; outside
+// Linux no reader maps a kernel ring, so it is false.
+const Is32 = false
