@@ -24,16 +24,22 @@ TASKSET  = $(if $(PIN),$(if $(shell command -v taskset),taskset -c $(PIN)))
 # The libbpf peer of the ringbuf benchmark needs cgo (a C compiler) and
 # libbpf-dev. Expanded when used, so it sees what hostdeps installed.
 LIBBPF   = $(shell pkg-config --exists libbpf 2>/dev/null && command -v $$($(GO) env CC) >/dev/null && echo -tags libbpf)
-BENCHSTAT = $(GO) tool benchstat
-PLOT      = $(GO) run ./internal/cmd/benchplot
+# The benchmark, plotting and lint tools are a module of their own,
+# internal/tools, so that x/perf, gonum and staticcheck stay out of the
+# module graph of a program that imports ours. make tools builds them
+# into TOOLBIN (go's cache makes that a second when nothing changed);
+# every target that runs one depends on it.
+TOOLBIN   = $(CURDIR)/.cache/tools
+BENCHSTAT = $(TOOLBIN)/benchstat
+PLOT      = $(TOOLBIN)/benchplot
 # BENCHRUN runs a target's go test commands: it announces how many results
 # and how long, writes the raw output to the results file (headed by a
 # kernel: line) and shows progress. SUMMARY prints the target's summary
 # from benchstat's output on that file.
 BENCHRUN  = $(GO) run ./internal/cmd/benchrun
-SUMMARY   = $(GO) run ./internal/cmd/benchsummary
+SUMMARY   = $(GO) run ./internal/cmd/benchsummary -benchstat $(BENCHSTAT)
 
-.PHONY: all test lint bench bench-tables benchstat bench-plot bench-k2u bench-k2u-tables bench-k2u-plots bench-rings bench-rings-tables bench-rings-plots bench-xdp bench-xdp-tables bench-xdp-plots bench-sockfilter bench-sockfilter-tables bench-sockfilter-plots test-vms deps-test deps-bench
+.PHONY: all tools test lint bench bench-tables benchstat bench-plot bench-k2u bench-k2u-tables bench-k2u-plots bench-rings bench-rings-tables bench-rings-plots bench-xdp bench-xdp-tables bench-xdp-plots bench-sockfilter bench-sockfilter-tables bench-sockfilter-plots test-vms deps-test deps-bench
 
 all: test
 
@@ -45,18 +51,29 @@ deps-test:
 deps-bench:
 	@$(GO) run ./internal/cmd/hostdeps bench
 
-# lint: formatting, vet and staticcheck (a tool in go.mod), the checks CI
+# tools: benchstat, staticcheck and our commands that use x/perf or gonum,
+# built from internal/tools into TOOLBIN.
+tools:
+	@$(GO) -C internal/tools build -o $(TOOLBIN)/ golang.org/x/perf/cmd/benchstat honnef.co/go/tools/cmd/staticcheck ./cmd/...
+
+# lint: formatting, vet and staticcheck (built from internal/tools), the checks CI
 # refuses to land without; the libbpf build is checked where libbpf-dev
 # and a C compiler are installed.
-lint:
+lint: tools
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) tool staticcheck ./...
+	$(TOOLBIN)/staticcheck ./...
+	@# The tools module: vetted, and checked from its own directory.
+	$(GO) -C internal/tools vet ./...
+	cd internal/tools && $(TOOLBIN)/staticcheck ./...
 	$(if $(LIBBPF),$(GO) vet -tags libbpf ./ringbuf/ ./internal/libbpfdrain/,@echo "lint: go vet and staticcheck -tags libbpf left out: pkg-config finds no libbpf or no C compiler (make deps-test installs them)")
-	$(if $(LIBBPF),$(GO) tool staticcheck -tags libbpf ./ringbuf/)
+	$(if $(LIBBPF),$(TOOLBIN)/staticcheck -tags libbpf ./ringbuf/)
 	@# The reader builds wherever cilium/ebpf does; the rigs are Linux only.
 	for os in darwin windows freebsd; do GOOS=$$os $(GO) build ./... || exit 1; done
+	GOOS=windows $(GO) vet ./ringbuf/ ./perf/
+	@# 32-bit Linux: the kernel's positions are 32-bit words there (internal/ulong).
+	for arch in 386 arm; do GOARCH=$$arch $(GO) build ./... && GOARCH=$$arch $(GO) vet ./... || exit 1; done
 
 # test: set-up, lint, every test under the race detector, every benchmark
 # once as a smoke test, and the test suite on every kernel of the matrix
@@ -65,6 +82,7 @@ lint:
 test: deps-test
 	@$(MAKE) --no-print-directory lint
 	$(GO) test -race -count=1 ./...
+	$(GO) -C internal/tools test -count=1 ./...
 	RINGBUF_BENCH_RING=16777216 $(GO) test $(LIBBPF) -run '^$$' -bench . -benchtime 100x -count=1 ./...
 	$(MAKE) test-vms KERNELS="$(or $(TEST_KERNELS),all)"
 
@@ -87,7 +105,7 @@ RB_QUICK_SIZES := 16,128,1024,4096
 RB_SIZES = $(or $(SIZES),$(if $(FULL),,$(RB_QUICK_SIZES)))
 RB_RING = $(or $(RING),67108864)
 RB_BENCHES = BenchmarkRead$$|BenchmarkEndToEnd$$
-bench: deps-bench
+bench: tools deps-bench
 	@mkdir -p $(dir $(RB_OUT))
 	@echo "make bench: $(if $(TASKSET),pinned to CPU $(PIN) (PIN= to change),not pinned$(if $(PIN), (taskset not found)))"
 	@echo "make bench: $(if $(LIBBPF),with,WITHOUT) the libbpf peer$(if $(LIBBPF),, (mode=libbpf skips: pkg-config finds no libbpf or no C compiler))"
@@ -99,7 +117,7 @@ bench: deps-bench
 	@$(SUMMARY) -kind ringbuf -tables $(basename $(RB_OUT))-tables.txt $(RB_OUT)
 
 # bench-tables: make bench's benchstat tables from a saved run (IN=file).
-bench-tables:
+bench-tables: tools
 	@echo; echo "== drain rate of every mode against the first (upstream), one table per touch variant (results: $(IN))"
 	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table .config,/touch -row /size -col /mode $(IN)
 	@echo; echo "== records against copy"
@@ -115,7 +133,7 @@ bench-tables:
 
 # bench-plot: drain rate against event size, one line per mode, a plot per
 # touch variant.
-bench-plot:
+bench-plot: tools
 	$(PLOT) -kind line -x /size -y Mrec/s -series /mode -logx -logy -filter '.name:Read /touch:head' \
 		-xlabel 'event size (B)' -ylabel 'records drained (millions/s)' -legend 'reader' \
 		-title 'ring buffer drain rate, consumer reads 8 bytes of each record (touch=head)' -out $(basename $(IN))-head $(IN)
@@ -124,7 +142,7 @@ bench-plot:
 		-title 'ring buffer drain rate, consumer reads every byte (touch=all)' -out $(basename $(IN))-all $(IN)
 
 # benchstat: compare two saved runs, OLD against NEW.
-benchstat:
+benchstat: tools
 	@test -n "$(OLD)" -a -n "$(NEW)" || { echo "usage: make benchstat OLD=a.txt NEW=b.txt"; exit 2; }
 	$(BENCHSTAT) $(OLD) $(NEW)
 
@@ -141,9 +159,9 @@ benchstat:
 # SIZES, RING and PIN as for bench: with FULL unset, 6 runs of 50ms over
 # the 8 default sizes, about 4 minutes a side with every mode.
 UP_OUT = $(or $(OUT),$(RESULTS)/upstream-$(STAMP))
-UPSTREAMBENCH = $(GO) run ./internal/cmd/upstreambench
+UPSTREAMBENCH = $(GO) run ./internal/cmd/upstreambench -tools $(TOOLBIN)
 .PHONY: bench-upstream bench-upstream-tables bench-upstream-plots
-bench-upstream:
+bench-upstream: tools
 	@$(UPSTREAMBENCH) -upstream "$(UPSTREAM)" $(if $(BASE),-base "$(BASE)") \
 		-count $(COUNT) -benchtime $(BENCHTIME) $(if $(SIZES),-sizes "$(SIZES)") $(if $(RING),-ring $(RING)) \
 		$(if $(TASKSET),-pin "$(TASKSET)") -out "$(UP_OUT)"
@@ -151,9 +169,9 @@ bench-upstream:
 
 # bench-upstream-tables, bench-upstream-plots: bench-upstream's tables and
 # plots from a saved run (IN=its results directory).
-bench-upstream-tables:
+bench-upstream-tables: tools
 	@$(UPSTREAMBENCH) -tables "$(IN)"
-bench-upstream-plots:
+bench-upstream-plots: tools
 	@$(UPSTREAMBENCH) -plots "$(IN)"
 
 # bench-perf: the perf event array drain benchmark (perf/bench_test.go):
@@ -166,7 +184,7 @@ bench-upstream-plots:
 PERF_OUT = $(or $(OUT),$(RESULTS)/perf-$(STAMP).txt)
 PERF_MODES = /mode@(upstream copy records)
 .PHONY: bench-perf bench-perf-tables bench-perf-plots
-bench-perf:
+bench-perf: tools
 	@mkdir -p $(dir $(PERF_OUT))
 	@echo "make bench-perf: $(COUNT) runs of the benchmark binary, 48 results each (8 sizes x 3 readers x 2 touches), about $$(( $(COUNT) * 45 / 60 + 1 )) min on a 2-vCPU guest; raw results in $(PERF_OUT)"
 	$(GO) test -c -o $(RESULTS)/perf.test ./perf/
@@ -181,14 +199,14 @@ bench-perf:
 	$(MAKE) --no-print-directory bench-perf-plots IN=$(PERF_OUT)
 
 # bench-perf-tables: bench-perf's benchstat tables from a saved run (IN=file).
-bench-perf-tables:
+bench-perf-tables: tools
 	@echo; echo "== perf drain rate of every mode against cilium/ebpf's perf ReadInto, one table per touch variant (results: $(IN))"
 	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table /touch -row /size -col '$(PERF_MODES)' $(IN)
 	@echo; echo "== records against our ReadInto"
 	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table /touch -row /size -col '/mode@(copy records)' $(IN)
 
 # bench-perf-plots: drain rate against event size, one line per mode.
-bench-perf-plots:
+bench-perf-plots: tools
 	$(PLOT) -kind line -x /size -y Mrec/s -series '$(PERF_MODES)' -logx -logy -filter '.name:Read /touch:head' \
 		-xlabel 'event size (B)' -ylabel 'records drained (millions/s)' -legend 'reader' \
 		-title 'perf buffer drain rate, consumer reads 8 bytes of each record (touch=head)' -out $(basename $(IN))-head $(IN)
@@ -214,7 +232,7 @@ K2U_READERS = /reader@(upstream-readinto records readinto perf-readinto perf-rec
 K2U_PERF_EACH = /reader@(perf-readinto perf-records)
 K2U_PERF_WM = /reader@(perf-readinto-wm perf-records-wm)
 K2U_PERF_READERS = /reader@(perf-readinto perf-records perf-readinto-wm perf-records-wm)
-bench-k2u:
+bench-k2u: tools
 	@mkdir -p $(dir $(K2U_OUT))
 	@$(BENCHRUN) -title "make bench-k2u" -out $(K2U_OUT) -- \
 		$(GO) test -run '^$$' -bench 'BenchmarkProducer$$|BenchmarkK2U$$' -count $(or $(K2U_COUNT),10) -timeout 0 ./bench/
@@ -223,7 +241,7 @@ bench-k2u:
 	@$(SUMMARY) -kind k2u -tables $(basename $(K2U_OUT))-tables.txt $(K2U_OUT)
 
 # bench-k2u-tables: bench-k2u's benchstat tables from a saved run (IN=file).
-bench-k2u-tables:
+bench-k2u-tables: tools
 	@echo; echo "== producer: ns per event net of an empty program, and ms per 9,999,999 runs (the published unit), against reserve + submit with BPF_RB_NO_WAKEUP at the same size"
 	$(BENCHSTAT) -filter '.name:Producer .unit:(net-ns/op OR ms/9999999runs)' -row /size -col '$(K2U_PRODUCERS)' $(IN)
 	@echo; echo "== end to end, rows by event size (B) and producer rate (events/s), against upstream's ring buffer ReadInto"
@@ -233,7 +251,7 @@ bench-k2u-tables:
 	$(BENCHSTAT) -filter '.name:K2U /transport:perf .unit:(events/s OR lost-% OR cons-ms/Mevent)' -row /size,/rate -col '$(K2U_PERF_WM)' $(IN)
 
 # bench-k2u-plots: bench-k2u's plots from a saved run (IN=file).
-bench-k2u-plots:
+bench-k2u-plots: tools
 	$(PLOT) -kind bar -x /helper -y net-ns/op -series /flags -logy -filter '.name:Producer /size:80' \
 		-xlabel 'BPF helper' -ylabel 'cost per event, net of an empty program (ns)' -legend 'flags' \
 		-title 'producer cost per 80-byte event' -out $(basename $(IN))-producer $(IN)
@@ -258,7 +276,7 @@ bench-k2u-plots:
 # NO_WAKEUP, and the summary.
 RINGS_OUT = $(or $(OUT),$(RESULTS)/rings-$(STAMP).txt)
 RINGS_PLOT_SIZE ?= 128
-bench-rings:
+bench-rings: tools
 	@mkdir -p $(dir $(RINGS_OUT))
 	@$(BENCHRUN) -title "make bench-rings" -out $(RINGS_OUT) -- \
 		$(GO) test -run '^$$' -bench 'BenchmarkRings$$' -benchtime $(or $(RINGS_BENCHTIME),1s) -count $(or $(RINGS_COUNT),6) -timeout 0 ./bench/ \
@@ -268,7 +286,7 @@ bench-rings:
 	@$(SUMMARY) -kind rings -tables $(basename $(RINGS_OUT))-tables.txt $(RINGS_OUT)
 
 # bench-rings-tables: bench-rings' benchstat tables from a saved run (IN=file).
-bench-rings-tables:
+bench-rings-tables: tools
 	@echo; echo "== per-CPU rings against a shared ring; ns/event is a producer thread's CPU time per event (results: $(IN))"
 	$(BENCHSTAT) -filter '.name:Rings .unit:(ns/event OR Mevents/s)' -row /producers,/size,/flags -col '/layout@(shared percpu)' $(IN)
 	@echo; echo "== loss: the rings are drained before they fill, so any loss is listed here"
@@ -283,8 +301,8 @@ bench-rings-tables:
 # bench-rings-plots: the measured points and the projection, from a saved
 # run (IN=file); the projection is written beside it, -projection.txt.
 RINGS_PROJ = $(basename $(IN))-projection.txt
-bench-rings-plots:
-	$(GO) run ./internal/cmd/ringproject -producers 1,2,8,32,128 $(IN) | tee $(RINGS_PROJ)
+bench-rings-plots: tools
+	$(TOOLBIN)/ringproject -producers 1,2,8,32,128 $(IN) | tee $(RINGS_PROJ)
 	$(PLOT) -kind line -x /producers -y ns/event -series /layout -logx -logy -filter '.name:Rings /size:$(RINGS_PLOT_SIZE) /flags:no_wakeup' \
 		-xlabel 'producer CPUs (count)' -ylabel 'CPU time per event, per producer (ns)' -legend 'layout' \
 		-title 'producer CPU time per $(RINGS_PLOT_SIZE)-byte event, NO_WAKEUP (-projection: the model)' \
@@ -302,7 +320,7 @@ bench-rings-plots:
 # which benchstat gives a confidence interval; the tables show that
 # spread. Tables to <results>-tables.txt, plots, then the summary.
 SOCKF_OUT = $(or $(OUT),$(RESULTS)/sockfilter-$(STAMP).txt)
-bench-sockfilter:
+bench-sockfilter: tools
 	@mkdir -p $(dir $(SOCKF_OUT))
 	@$(BENCHRUN) -title "make bench-sockfilter" -out $(SOCKF_OUT) -- \
 		$(GO) test -run '^$$' -bench 'BenchmarkSocketFilter' -benchtime 1x -count $(or $(SOCKF_COUNT),6) -timeout 0 ./bench/
@@ -311,12 +329,12 @@ bench-sockfilter:
 	@$(SUMMARY) -kind sockfilter -tables $(basename $(SOCKF_OUT))-tables.txt $(SOCKF_OUT)
 
 # bench-sockfilter-tables: the filter on against off, from a saved run (IN=file).
-bench-sockfilter-tables:
+bench-sockfilter-tables: tools
 	@echo; echo "== filter on against off; one table per receive batch (recv), rows by good payload (B) and bad clients"
 	$(BENCHSTAT) -filter '.name:SocketFilter .unit:(good-B/s OR good-lost-% OR reads/good OR ovfl-drops/s)' -table .config,/recv -row /payload,/bad -col '/filter@(off on)' $(IN)
 
 # bench-sockfilter-plots: useful throughput by bad clients, from a saved run (IN=file).
-bench-sockfilter-plots:
+bench-sockfilter-plots: tools
 	$(PLOT) -kind bar -x /bad -y good-B/s -series '/filter@(off on)' -filter '.name:SocketFilter /payload:1 /recv:1' \
 		-xlabel 'bad clients per good one' -ylabel 'useful throughput (B/s)' -legend 'socket filter' \
 		-title 'useful bytes/s, 1-byte good datagrams, server reading one per call' -out $(basename $(IN))-recv1 $(IN)
@@ -332,7 +350,7 @@ bench-sockfilter-plots:
 # spread, xdptable the medians. Tables to <results>-tables.txt, plots,
 # then the summary.
 XDP_OUT = $(or $(OUT),$(RESULTS)/xdp-$(STAMP).txt)
-bench-xdp:
+bench-xdp: tools
 	@mkdir -p $(dir $(XDP_OUT))
 	@$(BENCHRUN) -title "make bench-xdp" -out $(XDP_OUT) -- \
 		$(GO) test -run '^$$' -bench 'BenchmarkXDP' -benchtime 1x -count $(or $(XDP_COUNT),6) -timeout 0 ./bench/
@@ -345,8 +363,8 @@ bench-xdp:
 # Neither ring buffer reader loses packets at 80,000/s, so lost-% would
 # be a table of zeros here; delivered-pps shows a loss if there is one.
 XDP_UNITS = .unit:(delivered-pps OR p99-us OR cons-ms/s OR cpu-ms/Mpkt)
-bench-xdp-tables:
-	$(GO) run ./internal/cmd/xdptable -in $(IN)
+bench-xdp-tables: tools
+	$(TOOLBIN)/xdptable -in $(IN)
 	@echo; echo "== our Records against upstream's ReadInto, both on epoll"
 	$(BENCHSTAT) -filter '.name:XDP $(XDP_UNITS)' -row .name -col '/strategy@(rb-epoll-upstream rb-epoll)' $(IN)
 	@echo; echo "== our Records against upstream's ReadInto, both sleeping 50 us when the ring is empty"
@@ -357,7 +375,7 @@ bench-xdp-tables:
 	$(BENCHSTAT) -filter '.name:XDPLoss .unit:(delivered-pps OR e2e-lost-% OR lost-% OR p99-us OR cpu-ms/Mpkt)' -row /pps -col '/strategy@(perf-epoll rb-epoll)' $(IN)
 
 # bench-xdp-plots: latency against consumer CPU, from a saved run (IN=file).
-bench-xdp-plots:
+bench-xdp-plots: tools
 	$(PLOT) -kind scatter -x cons-ms/s -y p99-us -series /strategy -logx -logy -filter '.name:XDP -/strategy:baseline' \
 		-xlabel 'consumer CPU (ms per s)' -ylabel 'p99 latency, capture to consumer (µs)' -legend 'consumer strategy' \
 		-title 'XDP to user space: p99 latency against consumer CPU' -out $(basename $(IN)) $(IN)

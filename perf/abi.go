@@ -1,10 +1,13 @@
 package perf
 
 import (
-	"errors"
 	"fmt"
+	"io"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/ebpf-zc/ebpf/internal/sentinel"
+	"github.com/ebpf-zc/ebpf/internal/ulong"
 )
 
 // Kernel ABI of a perf event buffer written by bpf_perf_event_output
@@ -19,7 +22,8 @@ import (
 //     part to 1 KiB), all u64; data_offset and data_size name the data area
 //     (kernels before 4.1 leave them 0: the area is then the rest of the
 //     mapping);
-//   - data_head and data_tail are positions that only grow; a position's
+//   - data_head and data_tail are positions that only grow (on a 32-bit
+//     kernel data_head wraps at 2^32, see loadHead); a position's
 //     offset in the data area is pos & (data_size-1). The kernel writes a
 //     whole record, then stores data_head (perf_output_put_handle, with
 //     smp_wmb before): a reader loads data_head, issues a read barrier,
@@ -62,8 +66,9 @@ const (
 
 // ErrCorrupt is returned when a per-CPU buffer's positions or a record
 // header contradict the kernel's layout. The Reader stops at the bad
-// record of that buffer.
-var ErrCorrupt = errors.New("perf event buffer corrupt")
+// record of that buffer. errors.Is also matches it with
+// io.ErrUnexpectedEOF, which cilium/ebpf returns for a truncated record.
+var ErrCorrupt error = sentinel.New("perf event buffer corrupt", io.ErrUnexpectedEOF)
 
 // header is a record's struct perf_event_header, as the kernel left it.
 type header struct {
@@ -104,9 +109,18 @@ func newBuffer(meta unsafe.Pointer, mapped uint64, pageSize uint64) (*buffer, er
 }
 
 // loadHead reads data_head. An atomic load is the read barrier the
-// kernel asks for: every record below the head is visible after it.
-func (b *buffer) loadHead() uint64 {
-	return atomic.LoadUint64(b.head)
+// kernel asks for: every record below the head is visible after it. A
+// 32-bit kernel stores a head that wraps at 2^32 (see internal/ulong):
+// near, a position less than 2 GiB from the head (data_tail, or the head
+// loaded last), widens it to the reader's 64-bit positions.
+func (b *buffer) loadHead(near uint64) uint64 {
+	head := atomic.LoadUint64(b.head)
+	if ulong.Process32 {
+		if ulong.Is32 {
+			return ulong.Widen(near, uint32(head))
+		}
+	}
+	return head
 }
 
 // loadTail reads data_tail, the position the kernel has from the reader.

@@ -38,14 +38,14 @@ func newConsumer(buf *buffer, cpu int, overwrite bool) (consumer, error) {
 		batchBytes: min(buf.size/8, maxUnpublished),
 	}
 	if overwrite {
-		c.lastHead = buf.loadHead()
+		c.lastHead = buf.loadHead(0)
 		return c, nil
 	}
 	tail := buf.loadTail()
 	if tail%recordAlign != 0 {
 		return c, fmt.Errorf("%w: data_tail %d is not 8-byte aligned", ErrCorrupt, tail)
 	}
-	if err := buf.checkHead(buf.loadHead(), tail); err != nil {
+	if err := buf.checkHead(buf.loadHead(tail), tail); err != nil {
 		return c, err
 	}
 	c.claims = claims.New(tail)
@@ -73,8 +73,9 @@ func (c *consumer) produced() bool {
 		if c.overwrite {
 			c.loadWindow()
 		} else {
-			head := c.buf.loadHead()
-			if err := c.buf.checkHead(head, c.claims.ConsumerPos()); err != nil {
+			consumed := c.claims.ConsumerPos()
+			head := c.buf.loadHead(consumed)
+			if err := c.buf.checkHead(head, consumed); err != nil {
 				c.err = c.cpuErr(err)
 				return false
 			}
@@ -92,7 +93,7 @@ func (c *consumer) loadWindow() {
 	if !c.claims.Empty() {
 		return
 	}
-	head := c.buf.loadHead()
+	head := c.buf.loadHead(c.lastHead)
 	if head == c.lastHead {
 		return
 	}

@@ -38,10 +38,9 @@ func newFakeBuffer(tb testing.TB, size int) *fakeBuffer {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { unix.Munmap(mem) })
-	_, _, errno := unix.Syscall6(unix.SYS_MMAP, uintptr(unsafe.Pointer(&mem[0])), uintptr(page+size),
-		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED, uintptr(fd), 0)
-	if errno != 0 {
-		tb.Fatal(errno)
+	if _, err := unix.MmapPtr(fd, 0, unsafe.Pointer(&mem[0]), uintptr(page+size),
+		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
+		tb.Fatal(err)
 	}
 	f := &fakeBuffer{mem: mem, meta: mem[:page], data: mem[page : page+size], size: uint64(size)}
 	f.setU64(dataOffsetOffset, uint64(page))

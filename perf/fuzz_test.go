@@ -5,6 +5,7 @@ package perf
 import (
 	"encoding/binary"
 	"errors"
+	"io"
 	"os"
 	"testing"
 	"time"
@@ -91,6 +92,9 @@ func TestFakeBufferCorrupt(t *testing.T) {
 	}
 	if _, err := r.Read(); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("third read: %v, want ErrCorrupt", err)
+	} else if !errors.Is(err, io.ErrUnexpectedEOF) {
+		// Code written for cilium/ebpf checks for this.
+		t.Fatalf("third read: %v does not match io.ErrUnexpectedEOF", err)
 	}
 	for _, err := range r.Records() {
 		if !errors.Is(err, ErrCorrupt) {

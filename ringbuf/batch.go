@@ -91,6 +91,9 @@ const (
 // which the compiler cannot inline; Batches costs a call per batch, and
 // Samples inlines. Close ends the loop at the end of a batch.
 func (r *Reader) Batches() iter.Seq2[*Batch, error] {
+	if r.copyOnly != nil {
+		return copyOnlySeq[*Batch]
+	}
 	return r.batches
 }
 

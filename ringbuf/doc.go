@@ -34,6 +34,10 @@
 // MultiReader reads several ring buffers (a ring per CPU, say) as one
 // stream through one epoll, with the same contract per ring.
 //
-// Outside Linux the package builds, and NewReader returns an error
-// wrapping ebpf.ErrNotSupported.
+// On Windows (eBPF for Windows), NewReader reads WindowsRingBuf maps with
+// cilium/ebpf's own reader: the copy API (Read, ReadInto, SetDeadline,
+// Flush, Close, BufferSize, AvailableBytes) works as in cilium/ebpf; Peek,
+// PeekInto, Consume, Records, Batches and MultiReader return an error
+// wrapping ebpf.ErrNotSupported. Elsewhere the package builds, and
+// NewReader returns an error wrapping ebpf.ErrNotSupported.
 package ringbuf

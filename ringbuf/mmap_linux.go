@@ -5,6 +5,7 @@ package ringbuf
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"unsafe"
 
@@ -21,6 +22,10 @@ type mapping struct {
 
 func mapRing(fd int, size uint64) (*mapping, *ring, error) {
 	page := uint64(os.Getpagesize())
+	if page+2*size > math.MaxInt {
+		// A 32-bit process: the data area is mapped twice.
+		return nil, nil, fmt.Errorf("mmap ring buffer of %d bytes: twice that is more than the address space: %w", size, unix.ENOMEM)
+	}
 	consumerPage, err := unix.Mmap(fd, 0, int(page), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mmap consumer page: %w", err)

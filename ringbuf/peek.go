@@ -18,6 +18,9 @@ func (r *Reader) Peek() (Record, error) {
 // record is not yet consumed. Like Read, PeekInto blocks until a record
 // arrives, the deadline passes, Flush or Close is called.
 func (r *Reader) PeekInto(rec *Record) error {
+	if r.copyOnly != nil {
+		return errCopyOnly
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.peeking {
@@ -44,6 +47,9 @@ func (r *Reader) PeekInto(rec *Record) error {
 // unmapped: a record the caller has handled is not read again by the next
 // Reader of the map.
 func (r *Reader) Consume() error {
+	if r.copyOnly != nil {
+		return errCopyOnly
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.viewHeld {

@@ -13,6 +13,9 @@ func (r *Reader) Read() (Record, error) {
 // rec.RawSample, so a loop that reuses one Record does not allocate. When
 // it returns, the kernel knows the record's space is free.
 func (r *Reader) ReadInto(rec *Record) error {
+	if r.copyOnly != nil {
+		return r.readIntoUpstream(rec)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := &r.rings[0]

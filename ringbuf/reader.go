@@ -3,15 +3,16 @@ package ringbuf
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
-	"sync/atomic"
 	"time"
 
 	"github.com/cilium/ebpf"
 	upstream "github.com/cilium/ebpf/ringbuf"
 
 	"github.com/ebpf-zc/ebpf/internal/epoll"
+	"github.com/ebpf-zc/ebpf/internal/sentinel"
 )
 
 var (
@@ -24,7 +25,9 @@ var (
 	ErrFlushed = upstream.ErrFlushed
 	// ErrCorrupt is returned when the ring's positions or a record header
 	// contradict the kernel's layout. The Reader stops at the bad record.
-	ErrCorrupt = errors.New("ring buffer corrupt")
+	// errors.Is also matches it with io.ErrUnexpectedEOF, which
+	// cilium/ebpf returns for a corrupt ring.
+	ErrCorrupt error = sentinel.New("ring buffer corrupt", io.ErrUnexpectedEOF)
 	// ErrNotPeeked is returned by Consume when no record is peeked.
 	ErrNotPeeked = errors.New("no record peeked")
 	// ErrConcurrentPeek is returned by PeekInto while another PeekInto is
@@ -66,17 +69,30 @@ type Record struct {
 // goroutine at any time. One Reader per map at a time: a Reader opened
 // after another was closed starts where the kernel's consumer position
 // says.
+//
+// On Windows it reads WindowsRingBuf maps with cilium/ebpf's own reader:
+// Read, ReadInto, SetDeadline, Flush, Close, BufferSize and AvailableBytes
+// work as there; Peek, PeekInto, Consume, Records and Batches return an
+// error wrapping ebpf.ErrNotSupported.
 type Reader struct {
-	engine
+	// By pointer, so that Reader stays comparable, as cilium/ebpf's is.
+	*engine
 	peeking  bool  // a PeekInto is in progress, or its view is held
 	viewHeld bool  // PeekInto handed out a view not yet consumed
 	peeked   claim // the held view's claim
+
+	copyOnly *upstream.Reader // a WindowsRingBuf map's reader (upstream.go); nil for a mapped ring
 }
 
 // NewReader creates a Reader for a ring buffer map. It starts at the
 // consumer position the map holds, so a pinned or reused ring is read from
 // where its last reader stopped.
 func NewReader(m *ebpf.Map) (*Reader, error) {
+	if m != nil {
+		if path, err := choosePath(m.Type(), runtime.GOOS); err == nil && path == pathUpstream {
+			return newUpstreamReader(m)
+		}
+	}
 	mp, rg, err := mapRingMap(m)
 	if err != nil {
 		return nil, fmt.Errorf("ringbuf: %w", err)
@@ -106,8 +122,8 @@ func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
 	if m == nil {
 		return nil, nil, errors.New("nil map")
 	}
-	if m.Type() != ebpf.RingBuf {
-		return nil, nil, fmt.Errorf("map type %s is not %s", m.Type(), ebpf.RingBuf)
+	if err := requireMapped(m.Type(), runtime.GOOS); err != nil {
+		return nil, nil, err
 	}
 	size := uint64(m.MaxEntries())
 	if size == 0 || size&(size-1) != 0 || size%uint64(os.Getpagesize()) != 0 {
@@ -118,7 +134,7 @@ func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
 
 // newReader starts a Reader on a ring that is already mapped.
 func newReader(rg *ring, res *resources) (*Reader, error) {
-	r := &Reader{}
+	r := &Reader{engine: &engine{}}
 	if err := r.init([]*ring{rg}, nil, res); err != nil {
 		return nil, fmt.Errorf("ringbuf: %w", err)
 	}
@@ -127,6 +143,9 @@ func newReader(rg *ring, res *resources) (*Reader, error) {
 
 // BufferSize returns the size of the ring's data area in bytes.
 func (r *Reader) BufferSize() int {
+	if r.copyOnly != nil {
+		return r.copyOnly.BufferSize()
+	}
 	return int(r.rings[0].ring.size)
 }
 
@@ -134,14 +153,17 @@ func (r *Reader) BufferSize() int {
 // consumed yet. It is 0 right after the last record was read, and 0 once
 // the Reader is closed.
 func (r *Reader) AvailableBytes() int {
+	if r.copyOnly != nil {
+		return r.copyOnly.AvailableBytes()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.released || r.wait.Closed() {
 		return 0
 	}
 	c := &r.rings[0]
-	producer := atomic.LoadUint64(c.ring.producerPos)
 	consumed := c.claims.ConsumerPos()
+	producer := c.ring.producerPos.load(consumed)
 	if producer < consumed {
 		return 0
 	}
@@ -152,14 +174,25 @@ func (r *Reader) AvailableBytes() int {
 // os.ErrDeadlineExceeded. Records already in the ring are returned first.
 // The zero time removes the deadline. It takes effect at once, also for
 // reads that are already waiting.
-func (r *Reader) SetDeadline(t time.Time) { r.setDeadline(t) }
+func (r *Reader) SetDeadline(t time.Time) {
+	if r.copyOnly != nil {
+		r.copyOnly.SetDeadline(t)
+		return
+	}
+	r.setDeadline(t)
+}
 
 // Flush makes reads and loops in progress stop waiting: they return the
 // records in the ring, then ErrFlushed. As many reads and loops end so as
 // were in progress, or, with none in progress, the next one to find the
 // ring empty. Use it to drain records submitted with BPF_RB_NO_WAKEUP,
 // which wake no reader.
-func (r *Reader) Flush() error { return r.flush() }
+func (r *Reader) Flush() error {
+	if r.copyOnly != nil {
+		return r.copyOnly.Flush()
+	}
+	return r.flush()
+}
 
 // Close stops the Reader: every blocked read and loop returns ErrClosed.
 // It may be called from any goroutine and more than once. What was
@@ -167,4 +200,9 @@ func (r *Reader) Flush() error { return r.flush() }
 // back. A running loop yields the rest of the batch it holds, then
 // ErrClosed; a view held from Peek stays valid until Consume, which still
 // consumes it. The ring is unmapped once the last of them is done.
-func (r *Reader) Close() error { return r.close() }
+func (r *Reader) Close() error {
+	if r.copyOnly != nil {
+		return r.copyOnly.Close()
+	}
+	return r.close()
+}

@@ -30,6 +30,9 @@ import "iter"
 // time and hands the rest back if it stops early, waking a loop or read
 // that waits for them.
 func (r *Reader) Records() iter.Seq2[*Record, error] {
+	if r.copyOnly != nil {
+		return copyOnlySeq[*Record]
+	}
 	return r.records
 }
 

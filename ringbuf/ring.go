@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/ebpf-zc/ebpf/internal/ulong"
 )
 
 // Kernel ABI of BPF_MAP_TYPE_RINGBUF (kernel/bpf/ringbuf.c and
@@ -12,8 +14,10 @@ import (
 //     page 1, the producer position (read-only); from page 2 on, the data
 //     area, mapped twice back to back, so a record that wraps around the end
 //     is contiguous in memory;
-//   - both positions are unsigned longs that only grow; a position's offset
-//     in the data area is pos & (size-1), size being a power of two;
+//   - both positions are unsigned longs that only grow: 64 bits on a 64-bit
+//     kernel, 32 on a 32-bit one, where they wrap at 2^32 (the position
+//     type below converts); a position's offset in the data area is
+//     pos & (size-1), size being a power of two;
 //   - every record starts with an 8-byte header {u32 len; u32 pg_off}, where
 //     len carries BPF_RINGBUF_BUSY_BIT while the producer writes and
 //     BPF_RINGBUF_DISCARD_BIT if it was discarded; a record occupies
@@ -47,8 +51,8 @@ func (h header) total() uint64 {
 // what it reads, but not how the memory was mapped: the reader maps a
 // kernel map, the tests map a memfd.
 type ring struct {
-	consumerPos *uint64 // written by us, read by the kernel
-	producerPos *uint64 // written by the kernel
+	consumerPos position // written by us, read by the kernel
+	producerPos position // written by the kernel
 	dataArea
 	size uint64 // bytes in the data area, a power of two
 }
@@ -60,13 +64,45 @@ type dataArea struct {
 	mask uint64 // size-1
 }
 
+// position is one of the kernel's position words. The reader counts in
+// 64-bit positions; on a 32-bit kernel (ulong.Is32), load widens the
+// word to the position nearest a known one and store keeps the low 32
+// bits.
+type position struct {
+	word unsafe.Pointer
+}
+
+// load reads the word with acquire semantics; near is a position less
+// than 2 GiB from the one stored.
+func (p position) load(near uint64) uint64 {
+	if ulong.Process32 {
+		if ulong.Is32 {
+			return ulong.Widen(near, atomic.LoadUint32((*uint32)(p.word)))
+		}
+	}
+	return atomic.LoadUint64((*uint64)(p.word))
+}
+
+// store writes pos with release semantics.
+func (p position) store(pos uint64) {
+	if ulong.Process32 {
+		if ulong.Is32 {
+			atomic.StoreUint32((*uint32)(p.word), uint32(pos))
+			return
+		}
+	}
+	atomic.StoreUint64((*uint64)(p.word), pos)
+}
+
+// newRing returns the ring whose position words are at consumerPos and
+// producerPos, each the kernel's unsigned long (a uint64 on a 64-bit kernel).
 func newRing(consumerPos, producerPos *uint64, data unsafe.Pointer, size uint64) (*ring, error) {
 	if size == 0 || size&(size-1) != 0 {
 		return nil, fmt.Errorf("%w: data area of %d bytes is not a power of two", ErrCorrupt, size)
 	}
 	return &ring{
-		consumerPos: consumerPos,
-		producerPos: producerPos,
+		consumerPos: position{word: unsafe.Pointer(consumerPos)},
+		producerPos: position{word: unsafe.Pointer(producerPos)},
 		dataArea:    dataArea{data: data, mask: size - 1},
 		size:        size,
 	}, nil
@@ -75,7 +111,7 @@ func newRing(consumerPos, producerPos *uint64, data unsafe.Pointer, size uint64)
 // loadProducer reads the producer position with acquire semantics, so that
 // every header below it is visible, and checks it against the consumer's.
 func (rg *ring) loadProducer(consumer uint64) (uint64, error) {
-	producer := atomic.LoadUint64(rg.producerPos)
+	producer := rg.producerPos.load(consumer)
 	if producer-consumer > rg.size || producer%recordAlign != 0 {
 		return 0, fmt.Errorf("%w: producer position %d, consumer position %d, ring of %d bytes",
 			ErrCorrupt, producer, consumer, rg.size)
@@ -84,8 +120,9 @@ func (rg *ring) loadProducer(consumer uint64) (uint64, error) {
 }
 
 // loadConsumer reads the consumer position the kernel holds for this ring.
+// On a 32-bit kernel it is below 4 GiB: the reader's positions start there.
 func (rg *ring) loadConsumer() uint64 {
-	return atomic.LoadUint64(rg.consumerPos)
+	return rg.consumerPos.load(0)
 }
 
 // publishConsumer stores pos as the kernel's consumer position (release
@@ -93,8 +130,8 @@ func (rg *ring) loadConsumer() uint64 {
 // the kernel already holds a later one: another reader of the map
 // consumed further, and going back would hand its records out again.
 func (rg *ring) publishConsumer(pos uint64) {
-	if int64(pos-atomic.LoadUint64(rg.consumerPos)) > 0 {
-		atomic.StoreUint64(rg.consumerPos, pos)
+	if int64(pos-rg.consumerPos.load(pos)) > 0 {
+		rg.consumerPos.store(pos)
 	}
 }
 

@@ -5,6 +5,7 @@ package ringbuf
 import (
 	"encoding/binary"
 	"errors"
+	"io"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -42,11 +43,10 @@ func newFakeRing(tb testing.TB, size int) *fakeRing {
 	}
 	tb.Cleanup(func() { unix.Munmap(area) })
 	for half := 0; half < 2; half++ {
-		addr := uintptr(unsafe.Pointer(&area[half*size]))
-		_, _, errno := unix.Syscall6(unix.SYS_MMAP, addr, uintptr(size),
-			unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED, uintptr(fd), 0)
-		if errno != 0 {
-			tb.Fatal(errno)
+		_, err := unix.MmapPtr(fd, 0, unsafe.Pointer(&area[half*size]), uintptr(size),
+			unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED)
+		if err != nil {
+			tb.Fatal(err)
 		}
 	}
 	return &fakeRing{data: area, size: uint64(size), positions: new([2]uint64)}
@@ -234,6 +234,9 @@ func TestFakeRingRecords(t *testing.T) {
 				// The error sticks: no read goes past the bad record.
 				if _, err := r.Read(); !errors.Is(err, ErrCorrupt) {
 					t.Errorf("read after corruption: %v", err)
+				} else if !errors.Is(err, io.ErrUnexpectedEOF) {
+					// Code written for cilium/ebpf checks for this.
+					t.Errorf("read after corruption: %v does not match io.ErrUnexpectedEOF", err)
 				}
 			}
 		})

@@ -75,10 +75,19 @@ func (p *Poller) Wait(timeout time.Duration) error {
 // noPwait2 is set once epoll_pwait2 (Linux 5.11) turns out to be missing.
 var noPwait2 atomic.Bool
 
+// kernelTimespec is the kernel's struct __kernel_timespec.
+type kernelTimespec struct {
+	Sec  int64
+	Nsec int64
+}
+
 func (p *Poller) wait(events []unix.EpollEvent, timeout time.Duration) (int, error) {
 	if timeout >= 0 && !noPwait2.Load() {
 		// epoll_pwait2 takes a timespec: a 100 µs deadline stays 100 µs.
-		ts := unix.NsecToTimespec(int64(timeout))
+		// It is a struct __kernel_timespec, 64-bit fields on every
+		// architecture (fs/eventpoll.c), where unix.Timespec has 32-bit
+		// ones on 386 and arm.
+		ts := kernelTimespec{Sec: int64(timeout / time.Second), Nsec: int64(timeout % time.Second)}
 		n, _, errno := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(p.epollFd),
 			uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)),
 			uintptr(unsafe.Pointer(&ts)), 0, 0)

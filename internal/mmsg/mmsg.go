@@ -17,7 +17,7 @@ import (
 
 // Vector is n datagrams, each a message header pointing at one buffer.
 type Vector struct {
-	hdrs []unix.Mmsghdr
+	hdrs []mmsghdr
 	iovs []unix.Iovec
 	// Bufs are the datagrams' buffers, one a header: filled before Send,
 	// read after Recv (the first Received(i) bytes of Bufs[i]).
@@ -45,7 +45,7 @@ func Repeat(n int, payload []byte) *Vector {
 }
 
 func newVector(bufs [][]byte) *Vector {
-	v := &Vector{hdrs: make([]unix.Mmsghdr, len(bufs)), iovs: make([]unix.Iovec, len(bufs)), Bufs: bufs}
+	v := &Vector{hdrs: make([]mmsghdr, len(bufs)), iovs: make([]unix.Iovec, len(bufs)), Bufs: bufs}
 	for i, b := range bufs {
 		if len(b) > 0 {
 			v.iovs[i].Base = &b[0]
@@ -83,4 +83,13 @@ func (v *Vector) call(trap uintptr, fd, n, flags int) (int, unix.Errno) {
 		return 0, errno
 	}
 	return int(r), 0
+}
+
+// mmsghdr is the kernel's struct mmsghdr (include/linux/socket.h): a
+// msghdr and the bytes received. Go pads it as C does, to the msghdr's
+// alignment. Our own, so that go.mod need not require the golang.org/x/sys
+// that added unix.Mmsghdr (v0.49.0, which needs Go 1.26).
+type mmsghdr struct {
+	Hdr unix.Msghdr
+	Len uint32
 }

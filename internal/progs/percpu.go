@@ -36,7 +36,7 @@ func NewRingSet(sizes []int) (_ *RingSet, err error) {
 	}
 	page := os.Getpagesize()
 	for i, size := range sizes {
-		if size < page || size&(size-1) != 0 || size > 1<<31 {
+		if size < page || size&(size-1) != 0 || uint64(size) > 1<<31 {
 			return nil, fmt.Errorf("progs: ring %d: %d bytes, want a power of two from %d to 2 GiB", i, size, page)
 		}
 	}

@@ -23,6 +23,10 @@ import (
 type Config struct {
 	// Repo is this repository's root.
 	Repo string
+	// Tools is the directory holding the benchstat and benchplot
+	// binaries (the Makefile builds them from internal/tools), absolute
+	// or relative to Repo.
+	Tools string
 	// Base is a version or a checkout; empty means the version Repo's
 	// go.mod pins.
 	Base string
@@ -421,27 +425,28 @@ func (cfg *Config) Plots(base, head *Results) error {
 			"-out", filepath.Join(dir, "upstream-readinto"), base.labelled(), head.labelled()},
 	}
 	for _, plot := range plots {
-		args := append([]string{"run", "./internal/cmd/benchplot", "-kind", "line", "-x", "/size", "-y", "Mrec/s", "-logx", "-logy",
+		args := append([]string{"-kind", "line", "-x", "/size", "-y", "Mrec/s", "-logx", "-logy",
 			"-xlabel", "event size (B)", "-ylabel", "records drained (millions/s)"}, plot...)
-		if err := cfg.goTool(args...); err != nil {
+		if err := cfg.runTool("benchplot", args...); err != nil {
 			return fmt.Errorf("plot: %w", err)
 		}
 	}
 	return nil
 }
 
-// benchstat runs the benchstat our go.mod names as a tool.
+// benchstat runs benchstat from the tools directory.
 func (cfg *Config) benchstat(args ...string) error {
-	return cfg.goTool(append([]string{"tool", "benchstat"}, args...)...)
+	return cfg.runTool("benchstat", args...)
 }
 
-// goTool runs the go command in our repository, its output to Stdout.
-func (cfg *Config) goTool(args ...string) error {
-	cmd := exec.Command("go", args...)
+// runTool runs the named binary of the tools directory in our
+// repository, its output to Stdout.
+func (cfg *Config) runTool(name string, args ...string) error {
+	cmd := exec.Command(filepath.Join(cfg.Tools, name), args...)
 	cmd.Dir = cfg.Repo
 	cmd.Stdout, cmd.Stderr = cfg.Stdout, cfg.Stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go %s: %w", strings.Join(args[:2], " "), err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }

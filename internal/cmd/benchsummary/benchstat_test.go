@@ -86,9 +86,7 @@ func TestScanValues(t *testing.T) {
 // checks that every line fits 80 columns and that a mode the results add
 // (batch) gets its columns.
 func TestSummaryFits(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("needs go for go tool benchstat")
-	}
+	benchstat := benchstatCommand(t)
 	ref, err := os.ReadFile("../../../testdata/ringbuf/read.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +108,7 @@ func TestSummaryFits(t *testing.T) {
 	}
 	var out strings.Builder
 	for _, s := range ringbufSections(values, "Read") {
-		if err := s.render(&out, []string{"go", "tool", "benchstat"}, file); err != nil {
+		if err := s.render(&out, benchstat, file); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -129,9 +127,7 @@ func TestSummaryFits(t *testing.T) {
 // TestEveryKindFits summarizes each committed reference run with its
 // kind and checks that every line fits 80 columns.
 func TestEveryKindFits(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("needs go for go tool benchstat")
-	}
+	benchstat := benchstatCommand(t)
 	for kind, file := range map[string]string{
 		"ringbuf":    "ringbuf/read.txt",
 		"k2u":        "k2u/k2u.txt",
@@ -142,7 +138,10 @@ func TestEveryKindFits(t *testing.T) {
 	} {
 		t.Run(kind, func(t *testing.T) {
 			var sections []*section
-			path := filepath.Join("../../../testdata", file)
+			path, err := filepath.Abs(filepath.Join("../../../testdata", file))
+			if err != nil {
+				t.Fatal(err)
+			}
 			if kind == "upstream" {
 				var err error
 				sections, err = upstreamSections(filepath.Join(path, "base.txt"), filepath.Join(path, "head.txt"))
@@ -158,7 +157,7 @@ func TestEveryKindFits(t *testing.T) {
 			}
 			var out strings.Builder
 			for _, s := range sections {
-				if err := s.render(&out, []string{"go", "tool", "benchstat"}, path); err != nil {
+				if err := s.render(&out, benchstat, path); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -172,4 +171,19 @@ func TestEveryKindFits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// benchstatCommand is benchstat as the tools module (internal/tools) names
+// it: go run in that module's directory, so the files it reads must be
+// named by absolute paths.
+func benchstatCommand(t *testing.T) []string {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs go for go tool benchstat")
+	}
+	tools, err := filepath.Abs("../../tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{"go", "-C", tools, "tool", "benchstat"}
 }

@@ -3,7 +3,7 @@
 // that each benchmark reaches, row by row, as benchstat says on the
 // results file (a significant change, or "~"), then a verdict, all within
 // 80 columns. Every number is benchstat's: the summary runs
-// `go tool benchstat -format csv` and formats what it prints.
+// benchstat -format csv (-benchstat names it) and formats what it prints.
 //
 //	benchsummary -kind ringbuf -tables results/ringbuf-tables.txt results/ringbuf.txt
 //
@@ -24,18 +24,19 @@ import (
 func main() {
 	kind := flag.String("kind", "ringbuf", "which target's results: ringbuf, k2u, xdp, sockfilter, rings, or upstream (a bench-upstream directory)")
 	tables := flag.String("tables", "", "the file holding the full benchstat tables, named under the summary")
+	benchstat := flag.String("benchstat", "benchstat", "the benchstat `command` (make builds it from internal/tools)")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: benchsummary -kind ringbuf|k2u|xdp|sockfilter|rings|upstream [-tables file] results.txt|directory")
 		os.Exit(2)
 	}
-	if err := run(*kind, flag.Arg(0), *tables); err != nil {
+	if err := run(*kind, flag.Arg(0), *tables, *benchstat); err != nil {
 		fmt.Fprintln(os.Stderr, "benchsummary:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kind, file, tables string) error {
+func run(kind, file, tables, benchstat string) error {
 	var sections []*section
 	if kind == "upstream" {
 		// A bench-upstream results directory: base.txt and head.txt.
@@ -62,7 +63,7 @@ func run(kind, file, tables string) error {
 	fmt.Fprintln(w, "Every multiple is benchstat's and significant (p < 0.05); ~ is not; (~2): 2 rows ~")
 	for _, s := range sections {
 		fmt.Fprintln(w)
-		if err := s.render(w, []string{"go", "tool", "benchstat"}, file); err != nil {
+		if err := s.render(w, []string{benchstat}, file); err != nil {
 			return err
 		}
 	}

@@ -35,6 +35,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Head, "upstream", "", "the cilium/ebpf `checkout` under review (make's UPSTREAM)")
 	fs.StringVar(&cfg.Base, "base", "", "what to compare it against: a `version` or a checkout (default: the version go.mod pins)")
 	fs.StringVar(&cfg.Repo, "repo", ".", "this repository's `root`")
+	fs.StringVar(&cfg.Tools, "tools", ".cache/tools", "`directory` of the benchstat and benchplot binaries, built from internal/tools (make does)")
 	fs.StringVar(&cfg.Out, "out", "results/upstream", "`directory` for base.txt, head.txt, summary.txt and the plots")
 	fs.StringVar(&cfg.Work, "work", "", "keep the scratch modules in this `directory` (default: a temporary one, removed)")
 	fs.IntVar(&cfg.Count, "count", 6, "runs of each side, interleaved")

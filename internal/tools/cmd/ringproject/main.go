@@ -2,7 +2,7 @@
 // internal/ringmodel for BenchmarkRings results, in the benchmark format,
 // so benchplot draws it next to the measured points:
 //
-//	go run ./internal/cmd/ringproject -producers 1,2,8,32,128 results.txt > projection.txt
+//	go -C internal/tools run ./cmd/ringproject -producers 1,2,8,32,128 results.txt > projection.txt
 package main
 
 import (
@@ -11,8 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"github.com/ebpf-zc/ebpf/internal/ringmodel"
 )
 
 // main projects the one results file named on the command line to
@@ -43,5 +41,5 @@ func run(args []string, counts string) error {
 		return err
 	}
 	defer in.Close()
-	return ringmodel.Project(in, args[0], os.Stdout, producers)
+	return Project(in, args[0], os.Stdout, producers)
 }

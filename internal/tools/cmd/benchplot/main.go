@@ -22,7 +22,7 @@
 // Example:
 //
 //	go test -run '^$' -bench Read -count 10 ./ringbuf > results.txt
-//	go run ./internal/cmd/benchplot -kind line -x /size -y Mrec/s \
+//	go -C internal/tools run ./cmd/benchplot -kind line -x /size -y Mrec/s \
 //		-series /mode -filter '.name:Read /touch:head' -logx \
 //		-xlabel 'event size (B)' -ylabel 'records drained (M/s)' -out plots/read results.txt
 //
@@ -99,7 +99,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&opts.out, "out", "benchplot", "output path `prefix`: writes prefix.svg and prefix.png")
 	fs.IntVar(&opts.dpi, "dpi", 150, "PNG resolution in dots per inch")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: go run ./internal/cmd/benchplot -kind line|bar|scatter -x ... -y ... [flags] [file ...]")
+		fmt.Fprintln(stderr, "usage: go -C internal/tools run ./cmd/benchplot -kind line|bar|scatter -x ... -y ... [flags] [file ...]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

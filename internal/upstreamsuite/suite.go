@@ -1,15 +1,17 @@
-// Package upstreamperf runs cilium/ebpf's own perf reader tests against
-// this module's perf package, without copying them into the repository:
-// at test time it copies perf/reader_test.go from the module cache into a
-// scratch module, with its imports of cilium/ebpf's internal packages and
-// of go-quicktest pointed at small stand-ins written here, and aliases
-// that make our package answer to upstream's names.
+// Package upstreamsuite runs cilium/ebpf's own reader tests against this
+// module's ringbuf and perf packages, without copying them into the
+// repository: at test time it copies upstream's test files from the module
+// cache into a scratch module, with their imports of cilium/ebpf's
+// internal packages and of go-quicktest and go-cmp pointed at small
+// stand-ins written here, and aliases that make our packages answer to
+// upstream's names.
 //
-// Upstream's file is an internal test of package perf; the tests that call
-// unexported functions (TestCreatePerfEvent, TestReadRecord) are dropped,
-// and the one unexported error it checks, errMustBePaused, is our
-// ErrMustBePaused. Everything else runs as upstream wrote it.
-package upstreamperf
+// Upstream's files are internal tests of their packages; the tests that
+// call unexported functions are dropped (each Suite's Dropped), the few
+// unexported names they read are aliased to ours (errMustBePaused is our
+// ErrMustBePaused, ringbufHeaderSize the kernel's 8). Everything else runs
+// as upstream wrote it.
+package upstreamsuite
 
 import (
 	"bytes"
@@ -25,40 +27,62 @@ import (
 )
 
 // ScratchModule is the scratch module's path.
-const ScratchModule = "upstreamperfsuite"
+const ScratchModule = "upstreamsuite"
 
-// Dropped are upstream's tests that call unexported functions of its
-// package, which ours does not have.
-var Dropped = []string{"TestCreatePerfEvent", "TestReadRecord"}
+// Suite is one package's upstream tests.
+type Suite struct {
+	// Package is the package directory, in upstream's module and ours.
+	Package string
+	// Files are upstream's test files the suite copies.
+	Files []string
+	// Dropped are upstream's tests that call unexported functions of its
+	// package, which ours does not have.
+	Dropped []string
+	// aliases is the file that makes our package answer to upstream's
+	// names.
+	aliases string
+}
+
+// Suites are the packages whose upstream tests run against ours.
+var Suites = []Suite{
+	{
+		Package: "perf",
+		Files:   []string{"reader_test.go"},
+		Dropped: []string{"TestCreatePerfEvent", "TestReadRecord"},
+		aliases: perfAliases,
+	},
+	{
+		Package: "ringbuf",
+		// helper_windows_test.go is for eBPF for Windows, which no test
+		// here reaches.
+		Files:   []string{"reader_test.go", "helper_test.go", "helper_other_test.go"},
+		aliases: ringbufAliases,
+	},
+}
 
 // importMap points upstream's imports at the stand-ins.
 var importMap = map[string]string{
 	"github.com/cilium/ebpf/internal":                    ScratchModule + "/shim/ebpfinternal",
+	"github.com/cilium/ebpf/internal/platform":           ScratchModule + "/shim/platform",
+	"github.com/cilium/ebpf/internal/sys":                ScratchModule + "/shim/sys",
 	"github.com/cilium/ebpf/internal/testutils":          ScratchModule + "/shim/testutils",
 	"github.com/cilium/ebpf/internal/testutils/testmain": ScratchModule + "/shim/testmain",
 	"github.com/go-quicktest/qt":                         ScratchModule + "/shim/qt",
+	"github.com/google/go-cmp/cmp":                       ScratchModule + "/shim/cmp",
 }
 
 // Prepare writes the scratch module to dir: go.mod requiring our module
-// at repo and cilium/ebpf at version, our go.sum, upstream's test file
-// (from upstreamDir, cilium/ebpf's module directory) rewritten, the
-// aliases and the stand-ins.
+// at repo and cilium/ebpf at version, our go.sum, every suite's upstream
+// test files (from upstreamDir, cilium/ebpf's module directory)
+// rewritten, the aliases and the stand-ins.
 func Prepare(dir, repo, upstreamDir, version string) error {
-	src, err := os.ReadFile(filepath.Join(upstreamDir, "perf", "reader_test.go"))
-	if err != nil {
-		return err
-	}
-	test, err := rewrite(src)
-	if err != nil {
-		return fmt.Errorf("rewrite upstream's perf/reader_test.go: %w", err)
-	}
 	sums, err := os.ReadFile(filepath.Join(repo, "go.sum"))
 	if err != nil {
 		return err
 	}
 	goMod := fmt.Sprintf(`module %s
 
-go 1.26.8
+go 1.25.0
 
 require (
 	github.com/cilium/ebpf %s
@@ -70,12 +94,32 @@ replace github.com/ebpf-zc/ebpf => %s
 	files := map[string][]byte{
 		"go.mod":                        []byte(goMod),
 		"go.sum":                        sums,
-		"perf/reader_test.go":           test,
-		"perf/aliases_test.go":          []byte(aliases),
 		"shim/ebpfinternal/internal.go": []byte(shimInternal),
+		"shim/platform/platform.go":     []byte(shimPlatform),
+		"shim/sys/sys.go":               []byte(shimSys),
 		"shim/testutils/testutils.go":   []byte(shimTestutils),
 		"shim/testmain/testmain.go":     []byte(shimTestmain),
 		"shim/qt/qt.go":                 []byte(shimQt),
+		"shim/cmp/cmp.go":               []byte(shimCmp),
+	}
+	for _, s := range Suites {
+		dropped := 0
+		for _, name := range s.Files {
+			src, err := os.ReadFile(filepath.Join(upstreamDir, s.Package, name))
+			if err != nil {
+				return err
+			}
+			test, n, err := rewrite(name, src, s.Dropped)
+			if err != nil {
+				return fmt.Errorf("rewrite upstream's %s/%s: %w", s.Package, name, err)
+			}
+			dropped += n
+			files[filepath.Join(s.Package, name)] = test
+		}
+		if dropped != len(s.Dropped) {
+			return fmt.Errorf("%s: found %d of the tests to drop, %v", s.Package, dropped, s.Dropped)
+		}
+		files[filepath.Join(s.Package, "aliases_test.go")] = []byte(s.aliases)
 	}
 	for name, content := range files {
 		path := filepath.Join(dir, name)
@@ -90,12 +134,12 @@ replace github.com/ebpf-zc/ebpf => %s
 }
 
 // rewrite points the imports of upstream's test file at the stand-ins
-// and drops the tests in Dropped.
-func rewrite(src []byte) ([]byte, error) {
+// and drops the tests named in drop; it says how many it dropped.
+func rewrite(name string, src []byte, drop []string) ([]byte, int, error) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "reader_test.go", src, parser.ParseComments)
+	f, err := parser.ParseFile(fset, name, src, parser.ParseComments)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for _, imp := range f.Imports {
 		path, _ := strconv.Unquote(imp.Path.Value)
@@ -109,31 +153,30 @@ func rewrite(src []byte) ([]byte, error) {
 	dropped := 0
 	f.Decls = slices.DeleteFunc(f.Decls, func(d ast.Decl) bool {
 		fn, ok := d.(*ast.FuncDecl)
-		if ok && fn.Recv == nil && slices.Contains(Dropped, fn.Name.Name) {
+		if ok && fn.Recv == nil && slices.Contains(drop, fn.Name.Name) {
 			dropped++
 			return true
 		}
 		return false
 	})
-	if dropped != len(Dropped) {
-		return nil, fmt.Errorf("found %d of the tests to drop, %v", dropped, Dropped)
-	}
-	dropUnusedImports(f)
-	// Comments of dropped functions would float; the printer keeps the
-	// rest in place.
-	f.Comments = slices.DeleteFunc(f.Comments, func(c *ast.CommentGroup) bool {
-		for _, d := range f.Decls {
-			if c.Pos() >= d.Pos() && c.End() <= d.End() {
-				return false
+	if dropped > 0 {
+		dropUnusedImports(f)
+		// Comments of dropped functions would float; the printer keeps
+		// the rest in place.
+		f.Comments = slices.DeleteFunc(f.Comments, func(c *ast.CommentGroup) bool {
+			for _, d := range f.Decls {
+				if c.Pos() >= d.Pos() && c.End() <= d.End() {
+					return false
+				}
 			}
-		}
-		return c.Pos() > f.Name.End()
-	})
+			return c.Pos() > f.Name.End()
+		})
+	}
 	var out bytes.Buffer
 	if err := format.Node(&out, fset, f); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return out.Bytes(), nil
+	return out.Bytes(), dropped, nil
 }
 
 // dropUnusedImports removes the imports only the dropped tests used.
@@ -167,8 +210,8 @@ func dropUnusedImports(f *ast.File) {
 	})
 }
 
-// aliases make our package answer to the names upstream's tests use.
-const aliases = `package perf
+// perfAliases make our perf package answer to the names upstream's tests use.
+const perfAliases = `package perf
 
 import ours "github.com/ebpf-zc/ebpf/perf"
 
@@ -188,9 +231,30 @@ var (
 )
 `
 
+// ringbufAliases make our ringbuf package answer to the names upstream's
+// tests use; ringbufHeaderSize is the size of a record's header in the
+// kernel's layout (include/uapi/linux/bpf.h, BPF_RINGBUF_HDR_SZ).
+const ringbufAliases = `package ringbuf
+
+import ours "github.com/ebpf-zc/ebpf/ringbuf"
+
+type (
+	Reader = ours.Reader
+	Record = ours.Record
+)
+
+var (
+	NewReader  = ours.NewReader
+	ErrClosed  = ours.ErrClosed
+	ErrFlushed = ours.ErrFlushed
+)
+
+const ringbufHeaderSize = 8
+`
+
 // shimInternal stands in for the names upstream's test takes from
 // cilium/ebpf/internal.
-const shimInternal = `// Package internal stands in for cilium/ebpf/internal in upstream's perf tests.
+const shimInternal = `// Package internal stands in for cilium/ebpf/internal in upstream's tests.
 package internal
 
 import "encoding/binary"
@@ -207,8 +271,27 @@ func Align[I ~int | ~int64 | ~uint32 | ~uint64](n, alignment I) I {
 }
 `
 
+// shimPlatform stands in for cilium/ebpf/internal/platform: these tests
+// run on Linux.
+const shimPlatform = `// Package platform stands in for cilium/ebpf/internal/platform in upstream's tests.
+package platform
+
+// IsWindows is false: the suites run on Linux.
+const IsWindows = false
+`
+
+// shimSys stands in for the names upstream's tests take from
+// cilium/ebpf/internal/sys.
+const shimSys = `// Package sys stands in for cilium/ebpf/internal/sys in upstream's tests.
+package sys
+
+// BPF_RB_NO_WAKEUP is bpf_ringbuf_submit's flag for no wakeup
+// (include/uapi/linux/bpf.h).
+const BPF_RB_NO_WAKEUP = 1
+`
+
 // shimTestutils stands in for cilium/ebpf/internal/testutils.
-const shimTestutils = `// Package testutils stands in for cilium/ebpf/internal/testutils in upstream's perf tests.
+const shimTestutils = `// Package testutils stands in for cilium/ebpf/internal/testutils in upstream's tests.
 package testutils
 
 import (
@@ -229,7 +312,7 @@ func SkipIfNotSupported(tb testing.TB, err error) {
 }
 
 // SkipOnOldKernel does nothing: every kernel this module supports (5.8
-// and later) is newer than the versions upstream's perf tests name.
+// and later) is newer than the versions upstream's tests name.
 func SkipOnOldKernel(tb testing.TB, minVersion, feature string) {}
 
 // LockOSThreadToSingleCPU keeps the test on CPU 0 until it ends.
@@ -252,7 +335,7 @@ func LockOSThreadToSingleCPU(tb testing.TB) {
 `
 
 // shimTestmain stands in for cilium/ebpf/internal/testutils/testmain.
-const shimTestmain = `// Package testmain stands in for cilium/ebpf's testmain in upstream's perf tests.
+const shimTestmain = `// Package testmain stands in for cilium/ebpf's testmain in upstream's tests.
 package testmain
 
 import (
@@ -266,7 +349,7 @@ func Run(m *testing.M) { os.Exit(m.Run()) }
 
 // shimQt stands in for the few checkers of go-quicktest/qt upstream's
 // perf tests use, so the run needs nothing outside the module cache.
-const shimQt = `// Package qt stands in for the go-quicktest/qt checkers upstream's perf tests use.
+const shimQt = `// Package qt stands in for the go-quicktest/qt checkers upstream's tests use.
 package qt
 
 import (
@@ -321,5 +404,24 @@ func ErrorIs(err, target error) Checker {
 func Not(c Checker) Checker {
 	ok, failure := c.Check()
 	return check{!ok, "unexpected success: not " + failure}
+}
+`
+
+// shimCmp stands in for the one function of go-cmp upstream's ringbuf
+// tests use.
+const shimCmp = `// Package cmp stands in for github.com/google/go-cmp/cmp in upstream's tests.
+package cmp
+
+import (
+	"fmt"
+	"reflect"
+)
+
+// Diff returns "" if x and y are deeply equal, else both.
+func Diff(x, y any) string {
+	if reflect.DeepEqual(x, y) {
+		return ""
+	}
+	return fmt.Sprintf("-%v\n+%v", x, y)
 }
 `

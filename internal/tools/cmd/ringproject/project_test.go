@@ -1,4 +1,4 @@
-package ringmodel
+package main
 
 import (
 	"errors"

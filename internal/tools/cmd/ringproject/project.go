@@ -1,4 +1,4 @@
-package ringmodel
+package main
 
 import (
 	"bytes"
@@ -12,28 +12,15 @@ import (
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchproc"
+
+	"github.com/ebpf-zc/ebpf/internal/ringmodel"
 )
 
-// The benchmark results Project reads: BenchmarkRings rows named
-// layout=.../producers=N/size=.../flags=..., each reporting UnitPerEvent.
-const (
-	// Benchmark is the name of the benchmark Project reads.
-	Benchmark = "Rings"
-	// UnitPerEvent is the producer's ns per event.
-	UnitPerEvent = "ns/event"
-	// UnitRate is the events all producers place together per second
-	// of their CPU time, in millions: producers / UnitPerEvent.
-	UnitRate = "Mevents/s"
-	// ProjectionSuffix marks a projected series: layout=shared becomes
-	// layout=shared-projection, so plots and tables never mix the two.
-	ProjectionSuffix = "-projection"
-)
-
-// Project reads BenchmarkRings results from in, fits a Model to the
+// Project reads BenchmarkRings results from in, fits a ringmodel.Model to the
 // medians of each configuration's ns/event with one and with two
 // producers, and writes to out, in the benchmark format, the projection
 // for each count of producers: one line per configuration and count, its
-// layout marked with ProjectionSuffix. A configuration missing either
+// layout marked with ringmodel.ProjectionSuffix. A configuration missing either
 // measurement is an error, as is a file with no BenchmarkRings results.
 // It selects and groups results with benchproc, as benchstat and
 // benchplot do, and takes medians from benchmath.
@@ -41,7 +28,7 @@ func Project(in io.Reader, name string, out io.Writer, producers []int) error {
 	if len(producers) == 0 {
 		return ErrNoProducers
 	}
-	filter, err := benchproc.NewFilter(".name:" + Benchmark)
+	filter, err := benchproc.NewFilter(".name:" + ringmodel.Benchmark)
 	if err != nil {
 		return err
 	}
@@ -70,10 +57,10 @@ func Project(in io.Reader, name string, out io.Writer, producers []int) error {
 			continue
 		}
 		n, err := strconv.Atoi(countProj.Project(res).Get(countField))
-		v, ok := valueIn(res, UnitPerEvent)
+		v, ok := valueIn(res, ringmodel.UnitPerEvent)
 		if err != nil || !ok {
 			file, line := res.Pos()
-			return fmt.Errorf("ringmodel: %s:%d: %s has no producers=N or no %s", file, line, res.Name, UnitPerEvent)
+			return fmt.Errorf("ringmodel: %s:%d: %s has no producers=N or no %s", file, line, res.Name, ringmodel.UnitPerEvent)
 		}
 		r := rowProj.Project(res)
 		if perEvent[r] == nil {
@@ -85,7 +72,7 @@ func Project(in io.Reader, name string, out io.Writer, producers []int) error {
 		return fmt.Errorf("ringmodel: read %s: %w", name, err)
 	}
 	if len(perEvent) == 0 {
-		return fmt.Errorf("ringmodel: %s holds no Benchmark%s results", name, Benchmark)
+		return fmt.Errorf("ringmodel: %s holds no Benchmark%s results", name, ringmodel.Benchmark)
 	}
 	rows := slices.Collect(maps.Keys(perEvent))
 	benchproc.SortKeys(rows)
@@ -98,7 +85,7 @@ func Project(in io.Reader, name string, out io.Writer, producers []int) error {
 			return fmt.Errorf("ringmodel: layout=%s size=%s flags=%s: need producers=1 and producers=2 to fit, have %v",
 				layout, size, flags, slices.Sorted(maps.Keys(perEvent[r])))
 		}
-		m, err := Fit(median(one), median(two))
+		m, err := ringmodel.Fit(median(one), median(two))
 		if err != nil {
 			return fmt.Errorf("ringmodel: layout=%s size=%s flags=%s: %w", layout, size, flags, err)
 		}
@@ -109,7 +96,7 @@ func Project(in io.Reader, name string, out io.Writer, producers []int) error {
 			}
 			rate, _ := m.EventsPerSecond(n)
 			fmt.Fprintf(&buf, "Benchmark%s/layout=%s%s/producers=%d/size=%s/flags=%s 1 %.4g %s %.4g %s\n",
-				Benchmark, layout, ProjectionSuffix, n, size, flags, t, UnitPerEvent, rate/1e6, UnitRate)
+				ringmodel.Benchmark, layout, ringmodel.ProjectionSuffix, n, size, flags, t, ringmodel.UnitPerEvent, rate/1e6, ringmodel.UnitRate)
 		}
 	}
 	_, err = out.Write(buf.Bytes())

@@ -3,7 +3,7 @@
 // throughput, loss, latency percentiles and CPU, each the median of the
 // runs (-count), then the perf-versus-ring-buffer loss sweep.
 //
-//	go run ./internal/cmd/xdptable -in results/xdp-20250101-120000.txt
+//	go -C internal/tools run ./cmd/xdptable -in results/xdp-20250101-120000.txt
 package main
 
 import (

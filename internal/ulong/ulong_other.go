@@ -1,0 +1,7 @@
+//go:build !linux
+
+package ulong
+
+// Is32 reports whether the kernel's unsigned long is 32 bits wide; outside
+// Linux no reader maps a kernel ring, so it is false.
+const Is32 = false
