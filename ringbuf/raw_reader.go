@@ -20,11 +20,15 @@ import (
 // while a lease waits for samples, and Close also from inside a lease.
 // Use Reader to read from several goroutines.
 type RawReader struct {
-	rd      *Reader       // its engine, mapping and cleanup; its own methods go unused
-	state   atomic.Int32  // leaseIdle, leaseHeld or leaseBusy
-	leaseID atomic.Uint64 // odd while a lease runs: the Lease that may be used
+	rd          *Reader       // its engine, mapping and cleanup; its own methods go unused
+	state       atomic.Int32  // leaseIdle, leaseHeld or leaseBusy
+	leaseID     atomic.Uint64 // odd while a lease runs: the Lease that may be used
+	*leaseState               // behind a pointer, so that RawReader stays comparable, as upstream's is
+}
 
-	// Owned by the goroutine in the lease (state says which one).
+// leaseState is owned by the goroutine in the lease (RawReader.state says
+// which one).
+type leaseState struct {
 	held     []claim // claims of the samples read since the last commit, in ring order
 	pos      uint64  // the next record, inside the last held claim
 	producer uint64  // producer position when the last claim was made
@@ -50,7 +54,7 @@ func NewRawReader(m *ebpf.Map) (*RawReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &RawReader{rd: rd}, nil
+	return &RawReader{rd: rd, leaseState: &leaseState{}}, nil
 }
 
 // WithLease calls fn with a Lease on the ring: fn reads samples with

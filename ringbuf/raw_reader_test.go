@@ -336,7 +336,7 @@ func TestRawReaderFakeRing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr := &RawReader{rd: rd}
+	rr := &RawReader{rd: rd, leaseState: &leaseState{}}
 	f.write([]byte("first..."))
 	f.commit(f.reserve([]byte("discarded")), len("discarded"), true)
 	busy := f.reserve([]byte("busy...."))
