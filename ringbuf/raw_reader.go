@@ -30,8 +30,10 @@ type RawReader struct {
 // which one).
 type leaseState struct {
 	held     []claim // claims of the samples read since the last commit, in ring order
-	pos      uint64  // the next record, inside the last held claim
-	producer uint64  // producer position when the last claim was made
+	pos      uint64  // the next record, up to end
+	end      uint64  // the end of the last held claim; pos if none is held
+	area     dataArea
+	producer *uint64 // the kernel's producer position
 	op       waitState
 }
 
@@ -104,7 +106,7 @@ func (rr *RawReader) commitLocked() {
 		}
 		e.releasedLocked(c, c.claims.Release(cl, upTo))
 	}
-	rr.held = rr.held[:0]
+	rr.held, rr.end = rr.held[:0], rr.pos
 	if !e.released {
 		c.publish()
 	}
@@ -130,19 +132,19 @@ func (s Lease) enter() error {
 }
 
 // ReadSample returns the next sample, a view of the ring, read-only, with
-// its capacity equal to its length, and remain, how many bytes the ring
-// held after it when it was read. The view is valid until Commit, or until
-// the lease ends. Samples the producer discarded are skipped.
+// its capacity equal to its length, and remain, how many bytes at least
+// the ring held after it. Samples the producer discarded are skipped. The
+// view is valid until Commit or the end of the lease, as in cilium/ebpf
+// main, with one exception that lets a lease wait without polling: the
+// kernel wakes a reader only once it has consumed everything before a new
+// record, so a ReadSample that finds the ring empty commits before it
+// waits. That can happen only after a sample returned with remain 0.
 //
 // ReadSample blocks until a sample arrives, the deadline passes, Flush or
-// Close is called. Before it waits, and before it returns an error, it
-// commits, as Commit does: the kernel wakes a reader only once it has
-// consumed everything before a new record, so a lease that waited holding
-// samples would never be woken. A view read before a ReadSample that
-// returned an error, or had to wait, is therefore no longer valid. The
-// errors are those of Reader.Read: os.ErrDeadlineExceeded, ErrFlushed
-// (once every sample in the ring was read), ErrClosed (after the samples
-// the lease had claimed when Close was called), ErrCorrupt.
+// Close is called, and commits before it returns an error: those of
+// Reader.Read, os.ErrDeadlineExceeded, ErrFlushed (once every sample in
+// the ring was read), ErrClosed (after the samples the lease had claimed
+// when Close was called), ErrCorrupt.
 func (s Lease) ReadSample() (data []byte, remain int, err error) {
 	if err := s.enter(); err != nil {
 		return nil, 0, err
@@ -150,22 +152,22 @@ func (s Lease) ReadSample() (data []byte, remain int, err error) {
 	rr := s.rr
 	defer rr.state.Store(leaseHeld)
 	for {
+		// Below end the records are claimed and the mapping stays: the
+		// walk takes no lock.
 		busy := false
-		if n := len(rr.held); n > 0 {
-			// Inside a held claim, the mapping stays and the records are
-			// ours: the walk takes no lock.
-			area, end := rr.rd.rings[0].ring.dataArea, rr.held[n-1].End
-			for rr.pos < end {
-				h := area.headerAt(rr.pos)
-				total := h.total()
-				if busy = h.busy(); busy || total > end-rr.pos {
-					break // being written, or corrupt: more below
-				}
-				pos := rr.pos
-				rr.pos += total
-				if !h.discarded() {
-					return area.sample(pos, h.length()), int(rr.producer - rr.pos), nil
-				}
+		for rr.pos < rr.end {
+			h := rr.area.headerAt(rr.pos)
+			total := h.total()
+			if busy = h.busy(); busy || total > rr.end-rr.pos {
+				break // being written, or corrupt: more below
+			}
+			pos := rr.pos
+			rr.pos += total
+			if !h.discarded() {
+				// A load of our own, as upstream's: remain 0 says that the
+				// next ReadSample may wait, and so commit.
+				remain := int64(atomic.LoadUint64(rr.producer) - rr.pos)
+				return rr.area.sample(pos, h.length()), int(max(remain, 0)), nil
 			}
 		}
 		if err := rr.more(busy); err != nil {
@@ -174,47 +176,52 @@ func (s Lease) ReadSample() (data []byte, remain int, err error) {
 	}
 }
 
-// more claims the records produced after the held ones, or, with none
-// ready, commits and waits for some.
+// more claims the records produced after the held ones, backs off while
+// a producer writes the next one, or, with none produced, commits and
+// waits for some.
 func (rr *RawReader) more(busy bool) error {
 	e := &rr.rd.engine
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c := &e.rings[0]
+	if !busy && rr.pos < rr.end && c.err == nil {
+		c.err = c.ring.corrupt(rr.pos, rr.end, c.ring.headerAt(rr.pos))
+	}
 	for {
-		if n := len(rr.held); n > 0 && !busy && rr.pos < rr.held[n-1].End && c.err == nil {
-			end := rr.held[n-1].End
-			c.err = c.ring.corrupt(rr.pos, end, c.ring.headerAt(rr.pos))
-		}
+		var err error
 		switch {
 		case e.wait.Closed():
-			rr.commitLocked()
-			return ErrClosed
+			err = ErrClosed
 		case c.err != nil:
-			rr.commitLocked()
-			return c.err
-		}
-		if !busy && (len(rr.held) == 0 || rr.pos == rr.held[len(rr.held)-1].End) {
-			if cl, ok, ringBusy := c.claimBatch(true); ok {
+			err = c.err
+		case busy:
+			// The record is there, only not submitted yet: back off
+			// keeping the views, no wake-up is needed to see it.
+			if err = e.waitLocked(&rr.op, true); err == nil {
+				return nil
+			}
+		default:
+			if cl, ok, _ := c.claimBatch(true); ok {
 				e.claimedLocked()
 				if len(rr.held) == 0 {
 					rr.pos = cl.Start
 				}
 				rr.held = append(rr.held, cl)
-				rr.producer = c.producerPos
+				rr.end, rr.area, rr.producer = cl.End, c.ring.dataArea, c.ring.producerPos
 				return nil
-			} else if c.err == nil {
-				busy = ringBusy
 			}
 			if c.err != nil {
 				continue
 			}
+			// The ring is empty: commit, so that the kernel wakes us for
+			// the next record, then wait for it.
+			rr.commitLocked()
+			if err = e.waitLocked(&rr.op, false); err == nil {
+				continue
+			}
 		}
 		rr.commitLocked()
-		if err := e.waitLocked(&rr.op, busy); err != nil {
-			return err
-		}
-		busy = false
+		return err
 	}
 }
 

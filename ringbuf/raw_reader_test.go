@@ -327,8 +327,8 @@ func TestRawReaderCloseInsideLease(t *testing.T) {
 	}
 }
 
-// A sample a producer is still writing stops the walk: the lease commits,
-// backs off, and reads it once it is submitted. Discarded samples are
+// A sample a producer is still writing stops the walk: the lease backs
+// off, keeping its views, and reads it once it is submitted. Discarded samples are
 // skipped; a corrupt header is an error.
 func TestRawReaderFakeRing(t *testing.T) {
 	f := newFakeRing(t, 4096)
@@ -354,8 +354,8 @@ func TestRawReaderFakeRing(t *testing.T) {
 		if err != nil || string(b) != "busy...." || remain != 0 {
 			t.Fatalf("second sample %q remain %d, %v", b, remain, err)
 		}
-		if got := f.positions[0]; got != busy {
-			t.Errorf("consumer position %d after waiting for a busy record, want %d: it commits before it waits", got, busy)
+		if got := f.positions[0]; got != 0 || string(a) != "first..." {
+			t.Errorf("consumer position %d, first view %q after waiting for a busy record: want 0 and the view kept", got, a)
 		}
 		return nil
 	})
@@ -371,5 +371,40 @@ func TestRawReaderFakeRing(t *testing.T) {
 	})
 	if !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("corrupt record: %v, want ErrCorrupt", err)
+	}
+}
+
+// Records produced while a lease reads are claimed without a commit: the
+// views read before stay valid.
+func TestRawReaderViewsAcrossClaims(t *testing.T) {
+	rr, p := newTestRawReader(t, 4096)
+	produce(t, p, 2)
+	start := rr.consumerPos()
+	rr.SetDeadline(time.Now().Add(time.Second))
+	err := rr.WithLease(func(l Lease) error {
+		a, remain, err := l.ReadSample()
+		if err != nil || remain != 16 {
+			t.Fatalf("first sample: remain %d, %v; want 16", remain, err)
+		}
+		b, remain, err := l.ReadSample()
+		if err != nil || remain != 0 {
+			t.Fatalf("second sample: remain %d, %v; want 0", remain, err)
+		}
+		produce(t, p, 2)
+		c, remain, err := l.ReadSample()
+		if err != nil || seqOf(c) != 2 || remain != 16 {
+			t.Fatalf("third sample %v remain %d, %v; want sequence 2, 16 bytes after it", c, remain, err)
+		}
+		if got := rr.consumerPos(); got != start || seqOf(a) != 0 || seqOf(b) != 1 {
+			t.Errorf("consumer position %d (want %d), views %v %v: the views read before were given up", got, start, a, b)
+		}
+		l.Commit()
+		if got := rr.consumerPos(); got != start+48 {
+			t.Errorf("consumer position %d after Commit, want %d", got, start+48)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
