@@ -55,8 +55,8 @@ func NewRawReader(m *ebpf.Map) (*RawReader, error) {
 // Lease.ReadSample and commits them with Lease.Commit, batching commits if
 // it likes. The Lease is valid until fn returns; then what fn read and did
 // not commit is committed, also if fn panics. WithLease returns fn's
-// error, ErrClosed if the reader is closed, or an error if another
-// goroutine holds a lease.
+// error, ErrClosed if the reader is closed, or an error if a lease is
+// running already (in another goroutine, or around this call).
 func (rr *RawReader) WithLease(fn func(Lease) error) error {
 	id := rr.leaseID.Load()
 	if id%2 == 1 || !rr.leaseID.CompareAndSwap(id, id+1) {
@@ -218,9 +218,8 @@ func (rr *RawReader) more(busy bool) error {
 }
 
 // Commit commits the samples read so far: their views end, and the kernel
-// may reuse their space. It does nothing when called on a Lease whose
-// WithLease has returned (everything it read was committed then) or from
-// a second goroutine.
+// may reuse their space. It does nothing on a Lease whose WithLease has
+// returned: everything that lease read was committed then.
 func (s Lease) Commit() {
 	if s.enter() != nil {
 		return
