@@ -34,10 +34,16 @@
 // MultiReader reads several ring buffers (a ring per CPU, say) as one
 // stream through one epoll, with the same contract per ring.
 //
+// RawReader is cilium/ebpf main's zero-copy API, for one goroutine at a
+// time: inside WithLease, Lease.ReadSample hands out views that stay valid
+// until Lease.Commit or the lease's end, and the kernel learns what the
+// lease read when it commits, when it ends, and before a ReadSample waits
+// on an empty ring.
+//
 // On Windows (eBPF for Windows), NewReader reads WindowsRingBuf maps with
 // cilium/ebpf's own reader: the copy API (Read, ReadInto, SetDeadline,
 // Flush, Close, BufferSize, AvailableBytes) works as in cilium/ebpf; Peek,
-// PeekInto, Consume, Records, Batches and MultiReader return an error
-// wrapping ebpf.ErrNotSupported. Elsewhere the package builds, and
+// PeekInto, Consume, Records, Batches, RawReader and MultiReader return an
+// error wrapping ebpf.ErrNotSupported. Elsewhere the package builds, and
 // NewReader returns an error wrapping ebpf.ErrNotSupported.
 package ringbuf

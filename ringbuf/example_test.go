@@ -3,54 +3,65 @@
 package ringbuf_test
 
 import (
+	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf"
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
+	"github.com/ebpf-zc/ebpf/internal/exampletest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 	"github.com/ebpf-zc/ebpf/ringbuf"
 )
 
-// The examples need BPF, which an unprivileged go test does not have, and
-// an example with an "// Output:" comment cannot skip. So, as cilium/ebpf
-// does with its examples that need a kernel, they carry no "// Output:"
-// and go test only compiles them; TestExampleOutputs runs each one and
-// checks what it prints, and skips, saying why, where BPF is missing.
+// The examples build their maps as a user would, with cilium/ebpf's API;
+// submit stands in for the BPF program, whose C each example shows. Most
+// expect this one:
+//
+//	struct {
+//		__uint(type, BPF_MAP_TYPE_RINGBUF);
+//		__uint(max_entries, 4096);
+//	} events SEC(".maps");
+//
+//	__u64 seq;
+//
+//	SEC("socket") int produce(void *ctx) {
+//		__u64 *rec = bpf_ringbuf_reserve(&events, 8, 0);
+//		if (rec) {
+//			*rec = seq++;
+//			bpf_ringbuf_submit(rec, 0);
+//		}
+//		return 0;
+//	}
 
-// exampleRing returns a ring buffer holding three 8-byte records numbered
-// 0, 1, 2, as a BPF program would leave it.
-func exampleRing() (*ebpf.Map, func(), error) {
-	events, err := progs.NewRing(4096)
-	if err != nil {
-		return nil, nil, err
-	}
+// submit runs that program n times on events: n 8-byte records numbered
+// from 0 (in host byte order).
+func submit(events *ebpf.Map, n int) error {
 	producer, err := progs.NewRingbufProducer(progs.RingbufSpec{Ring: events, Size: 8})
-	if err == nil {
-		err = producer.Run(3)
-		producer.Close()
-	}
 	if err != nil {
-		events.Close()
-		return nil, nil, err
+		return err
 	}
-	return events, func() { events.Close() }, nil
+	defer producer.Close()
+	return producer.Run(n)
 }
 
 // Read copies each record: the bytes are the caller's to keep.
 func ExampleReader_Read() {
-	events, done, err := exampleRing()
+	events, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 4096})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer done()
+	defer events.Close()
+	if err := submit(events, 3); err != nil { // the BPF program runs 3 times
+		fmt.Println(err)
+		return
+	}
 
 	rd, err := ringbuf.NewReader(events)
 	if err != nil {
@@ -78,12 +89,16 @@ func ExampleReader_Read() {
 // Peek hands out a view into the ring, valid until Consume: decide from
 // the bytes in place, copy only what must be kept.
 func ExampleReader_Peek() {
-	events, done, err := exampleRing()
+	events, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 4096})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer done()
+	defer events.Close()
+	if err := submit(events, 3); err != nil { // the BPF program runs 3 times
+		fmt.Println(err)
+		return
+	}
 
 	rd, err := ringbuf.NewReader(events)
 	if err != nil {
@@ -111,12 +126,16 @@ func ExampleReader_Peek() {
 // Records ranges over views of the records; each is consumed when the
 // loop body returns. Several goroutines may range over one Reader.
 func ExampleReader_Records() {
-	events, done, err := exampleRing()
+	events, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 4096})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer done()
+	defer events.Close()
+	if err := submit(events, 3); err != nil { // the BPF program runs 3 times
+		fmt.Println(err)
+		return
+	}
 
 	rd, err := ringbuf.NewReader(events)
 	if err != nil {
@@ -141,12 +160,16 @@ func ExampleReader_Records() {
 // each batch's Samples is inlined by the compiler, so a loop that does
 // little per record runs as fast as a hand-written walk.
 func ExampleReader_Batches() {
-	events, done, err := exampleRing()
+	events, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 4096})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer done()
+	defer events.Close()
+	if err := submit(events, 3); err != nil { // the BPF program runs 3 times
+		fmt.Println(err)
+		return
+	}
 
 	rd, err := ringbuf.NewReader(events)
 	if err != nil {
@@ -170,49 +193,218 @@ func ExampleReader_Batches() {
 	fmt.Println(n, "records, numbers adding up to", sum)
 }
 
-func TestExampleOutputs(t *testing.T) {
-	events, err := progs.NewRing(4096)
-	bpftest.SkipIfUnavailable(t, err, "BPF ring buffers")
-	events.Close()
+// A context ends a blocked read: context.AfterFunc closes the Reader when
+// the context is done, and the read returns ErrClosed. To stop reading
+// without closing, call rd.SetDeadline(time.Now()) from AfterFunc instead:
+// the read returns os.ErrDeadlineExceeded.
+func Example_cancel() {
+	events, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 4096})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer events.Close()
+	if err := submit(events, 2); err != nil { // the BPF program runs twice
+		fmt.Println(err)
+		return
+	}
 
-	for _, tt := range []struct {
-		name    string
-		example func()
-		want    string
-	}{
-		{"ExampleReader_Read", ExampleReader_Read, "3 records, the first: [0 0 0 0 0 0 0 0]\n"},
-		{"ExampleReader_Peek", ExampleReader_Peek, "even record 0\neven record 2\n"},
-		{"ExampleReader_Records", ExampleReader_Records, "stopped: true\n24 bytes\n"},
-		{"ExampleReader_Batches", ExampleReader_Batches, "stopped: true\n3 records, numbers adding up to 3\n"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := exampleOutput(t, tt.example); got != tt.want {
-				t.Errorf("%s printed:\n%s\nwant:\n%s", tt.name, got, tt.want)
-			}
-		})
+	rd, err := ringbuf.NewReader(events)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer rd.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { rd.Close() })
+	defer stop()
+
+	var rec ringbuf.Record
+	for {
+		err := rd.ReadInto(&rec) // blocks once the ring is empty
+		if errors.Is(err, ringbuf.ErrClosed) {
+			fmt.Println("stopped:", context.Cause(ctx))
+			return
+		}
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println("record", binary.NativeEndian.Uint64(rec.RawSample))
 	}
 }
 
-// exampleOutput runs an example with os.Stdout captured, as go test runs
-// an example with an "// Output:" comment, and returns what it printed.
-func exampleOutput(t *testing.T, example func()) string {
-	t.Helper()
-	r, w, err := os.Pipe()
+// A RawReader serves one goroutine, as cilium/ebpf main's does: a lease
+// reads views of several records and commits them at once.
+func ExampleRawReader_WithLease() {
+	events, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 4096})
 	if err != nil {
-		t.Fatal(err)
+		fmt.Println(err)
+		return
 	}
-	stdout := os.Stdout
-	os.Stdout = w
-	t.Cleanup(func() { os.Stdout = stdout })
-	printed := make(chan string)
-	go func() {
-		var b strings.Builder
-		io.Copy(&b, r)
-		r.Close()
-		printed <- b.String()
+	defer events.Close()
+	if err := submit(events, 3); err != nil { // the BPF program runs 3 times
+		fmt.Println(err)
+		return
+	}
+
+	rr, err := ringbuf.NewRawReader(events)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer rr.Close()
+	rr.SetDeadline(time.Now().Add(100 * time.Millisecond))
+
+	err = rr.WithLease(func(lease ringbuf.Lease) error {
+		var sum uint64
+		for range 3 {
+			sample, _, err := lease.ReadSample() // valid until Commit
+			if err != nil {
+				return err
+			}
+			sum += binary.NativeEndian.Uint64(sample)
+		}
+		lease.Commit() // the kernel may reuse the three records' space
+		fmt.Println("3 records, numbers adding up to", sum)
+		return nil
+	})
+	if err != nil {
+		fmt.Println(err)
+	}
+}
+
+// A MultiReader reads several rings, a ring per CPU say, through one
+// loop; rec.Ring names the map a record came from, by its index in
+// NewMultiReader's list. The BPF side writes to a ring of its choice:
+//
+//	struct {
+//		__uint(type, BPF_MAP_TYPE_RINGBUF);
+//		__uint(max_entries, 4096);
+//	} ring0 SEC(".maps"), ring1 SEC(".maps");
+//
+//	bpf_ringbuf_output(cpu == 0 ? &ring0 : &ring1, &seq, 8, 0);
+func ExampleMultiReader() {
+	var rings []*ebpf.Map
+	defer func() {
+		for _, m := range rings {
+			m.Close()
+		}
 	}()
-	example()
-	os.Stdout = stdout
-	w.Close()
-	return <-printed
+	for i := range 2 {
+		m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 4096})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		rings = append(rings, m)
+		if err := submit(m, 2+i); err != nil { // 2 records in ring 0, 3 in ring 1
+			fmt.Println(err)
+			return
+		}
+	}
+
+	mr, err := ringbuf.NewMultiReader(rings...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mr.Close()
+	mr.SetDeadline(time.Now().Add(100 * time.Millisecond))
+
+	perRing := make([]int, mr.Rings())
+	for rec, err := range mr.Records() {
+		if err != nil {
+			break // os.ErrDeadlineExceeded once every ring is empty
+		}
+		perRing[rec.Ring]++
+	}
+	fmt.Println("records per ring:", perRing)
+}
+
+// A program that picks its ring at run time keeps the rings in a map of
+// maps; NewMultiReaderFromMapOfMaps reads every ring the map holds, and
+// rec.Ring is the ring's key. The BPF side:
+//
+//	struct ring {
+//		__uint(type, BPF_MAP_TYPE_RINGBUF);
+//		__uint(max_entries, 4096);
+//	};
+//	struct {
+//		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+//		__uint(max_entries, 2);
+//		__type(key, __u32);
+//		__array(values, struct ring);
+//	} rings SEC(".maps");
+//
+//	__u32 key = bpf_get_smp_processor_id() % 2;
+//	void *ring = bpf_map_lookup_elem(&rings, &key);
+//	if (ring)
+//		bpf_ringbuf_output(ring, &seq, 8, 0);
+func ExampleNewMultiReaderFromMapOfMaps() {
+	ringSpec := &ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 4096}
+	outer, err := ebpf.NewMap(&ebpf.MapSpec{
+		Type:       ebpf.ArrayOfMaps,
+		KeySize:    4,
+		ValueSize:  4,
+		MaxEntries: 2,
+		InnerMap:   ringSpec,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer outer.Close()
+	for key := range uint32(2) {
+		ring, err := ebpf.NewMap(ringSpec)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		err = outer.Put(key, ring) // the outer map holds its own reference
+		if err == nil {
+			err = submit(ring, 1+int(key)) // 1 record in ring 0, 2 in ring 1
+		}
+		ring.Close()
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+
+	mr, err := ringbuf.NewMultiReaderFromMapOfMaps(outer)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mr.Close()
+	mr.SetDeadline(time.Now().Add(100 * time.Millisecond))
+
+	perKey := map[int]int{}
+	for rec, err := range mr.Records() {
+		if err != nil {
+			break // os.ErrDeadlineExceeded once every ring is empty
+		}
+		perKey[rec.Ring]++
+	}
+	fmt.Println("records per key:", perKey)
+}
+
+func TestExampleOutputs(t *testing.T) {
+	events, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 4096})
+	bpftest.SkipIfUnavailable(t, err, "BPF ring buffers")
+	events.Close()
+
+	exampletest.Run(t, []exampletest.Example{
+		{Name: "ExampleReader_Read", Run: ExampleReader_Read, Output: "3 records, the first: [0 0 0 0 0 0 0 0]\n"},
+		{Name: "ExampleReader_Peek", Run: ExampleReader_Peek, Output: "even record 0\neven record 2\n"},
+		{Name: "ExampleReader_Records", Run: ExampleReader_Records, Output: "stopped: true\n24 bytes\n"},
+		{Name: "ExampleReader_Batches", Run: ExampleReader_Batches, Output: "stopped: true\n3 records, numbers adding up to 3\n"},
+		{Name: "Example_cancel", Run: Example_cancel, Output: "record 0\nrecord 1\nstopped: context deadline exceeded\n"},
+		{Name: "ExampleRawReader_WithLease", Run: ExampleRawReader_WithLease, Output: "3 records, numbers adding up to 3\n"},
+		{Name: "ExampleMultiReader", Run: ExampleMultiReader, Output: "records per ring: [2 3]\n"},
+		{Name: "ExampleNewMultiReaderFromMapOfMaps", Run: ExampleNewMultiReaderFromMapOfMaps, Output: "records per key: map[0:1 1:2]\n"},
+	})
 }
