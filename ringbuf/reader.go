@@ -103,17 +103,27 @@ func NewReader(m *ebpf.Map) (*Reader, error) {
 
 // mapRingMap checks that m is a ring buffer and maps it.
 func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
-	if m == nil {
-		return nil, nil, errors.New("nil map")
+	size, err := ringSize(m, ebpf.RingBuf)
+	if err != nil {
+		return nil, nil, err
 	}
-	if m.Type() != ebpf.RingBuf {
-		return nil, nil, fmt.Errorf("map type %s is not %s", m.Type(), ebpf.RingBuf)
+	return mapRing(m.FD(), size)
+}
+
+// ringSize checks that m is a ring of type typ (RingBuf or UserRingbuf,
+// which share the layout) and returns the size of its data area.
+func ringSize(m *ebpf.Map, typ ebpf.MapType) (uint64, error) {
+	if m == nil {
+		return 0, errors.New("nil map")
+	}
+	if m.Type() != typ {
+		return 0, fmt.Errorf("map type %s is not %s", m.Type(), typ)
 	}
 	size := uint64(m.MaxEntries())
 	if size == 0 || size&(size-1) != 0 || size%uint64(os.Getpagesize()) != 0 {
-		return nil, nil, fmt.Errorf("size %d is not a power-of-two number of pages", size)
+		return 0, fmt.Errorf("size %d is not a power-of-two number of pages", size)
 	}
-	return mapRing(m.FD(), size)
+	return size, nil
 }
 
 // newReader starts a Reader on a ring that is already mapped.
