@@ -6,11 +6,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"unsafe"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
@@ -181,5 +184,61 @@ func TestUserRingDrainRejectsBadRing(t *testing.T) {
 	}
 	if c := atomic.LoadUint64(rr.consumer); c != 0 {
 		t.Fatalf("consumer position %d after a failed drain, want 0", c)
+	}
+}
+
+// TestFunctionReferenceNeedsStaticFuncInfo pins the trap the drain program
+// meets: cilium/ebpf v0.22's asm has no constructor for a function
+// reference (loadFunction builds one), and the verifier takes it only
+// with BTF func_info that makes the callback static. Without func_info,
+// or with a global callback, the program does not load.
+func TestFunctionReferenceNeedsStaticFuncInfo(t *testing.T) {
+	m, _ := newRawUserRing(t, 4096)
+	build := func(callback *btf.Func) asm.Instructions {
+		entry := asm.Mov.Reg(asm.R1, asm.R1).WithSymbol("on_sample")
+		main := asm.LoadMapPtr(asm.R1, m.FD())
+		if callback != nil {
+			entry = btf.WithFuncMetadata(entry, callback)
+			main = btf.WithFuncMetadata(main, drainFunc)
+		}
+		return asm.Instructions{
+			main,
+			loadFunction(asm.R2, "on_sample"),
+			asm.Mov.Imm(asm.R3, 0),
+			asm.Mov.Imm(asm.R4, 0),
+			asm.FnUserRingbufDrain.Call(),
+			asm.Return(),
+			entry,
+			asm.Mov.Imm(asm.R0, 0),
+			asm.Return(),
+		}
+	}
+	global := *onSampleFunc
+	global.Linkage = btf.GlobalFunc
+	for _, tc := range []struct {
+		name     string
+		callback *btf.Func
+		wantErr  string
+	}{
+		{"static", onSampleFunc, ""},
+		{"no func_info", nil, "missing btf func_info"},
+		{"global", &global, "callback function not static"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+				Type:         ebpf.SocketFilter,
+				License:      "GPL",
+				Instructions: build(tc.callback),
+			})
+			if err == nil {
+				prog.Close()
+			}
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("load: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("load: %v, want an error saying %q", err, tc.wantErr)
+			}
+		})
 	}
 }
