@@ -175,6 +175,13 @@ func TestWriterCatchesMisuse(t *testing.T) {
 	if err := w.Submit(Reservation{}); !errors.Is(err, ErrNotReserved) {
 		t.Errorf("Submit of the zero Reservation: %v, want ErrNotReserved", err)
 	}
+	if err := w.Submit(Reservation{RawSample: first.RawSample[8:], pos: first.pos}); !errors.Is(err, ErrNotReserved) {
+		t.Errorf("Submit of a RawSample resliced from the front: %v, want ErrNotReserved", err)
+	}
+	if err := w.Submit(Reservation{RawSample: first.RawSample, pos: first.pos + 8}); !errors.Is(err, ErrNotReserved) {
+		t.Errorf("Submit with a position that is not the record's: %v, want ErrNotReserved", err)
+	}
+	first.RawSample = first.RawSample[:16] // resliced at the end: still the record
 	if err := w.Submit(first); err != nil {
 		t.Fatal(err)
 	}
