@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
@@ -528,4 +529,46 @@ func TestWriterCloseDuringWrites(t *testing.T) {
 			d.Close()
 		}
 	})
+}
+
+// mapped reports whether /proc/self/maps has a mapping starting at addr.
+func mapped(t *testing.T, addr uintptr) bool {
+	t.Helper()
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains("\n"+string(maps), fmt.Sprintf("\n%x-", addr))
+}
+
+// TestWriterCleanup: a Writer nobody closed gives back its fds and
+// mappings once Go collects it, and a closed one the private memory that
+// took its data area's place.
+func TestWriterCleanup(t *testing.T) {
+	m := newUserRingMap(t, 4096)
+	before := countResources(t)
+	dataArea := func(closeIt bool) uintptr {
+		w, err := NewWriter(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(make([]byte, 8)); err != nil {
+			t.Fatal(err)
+		}
+		addr := uintptr(unsafe.Pointer(&w.res.mapping.producerArea[0]))
+		if closeIt {
+			w.Close()
+		}
+		return addr
+	}
+	for _, closeIt := range []bool{false, true} {
+		addr := dataArea(closeIt)
+		for i := 0; mapped(t, addr) || countResources(t) != before; i++ {
+			if i == 100 {
+				t.Fatalf("closed %v: the Writer's memory at %#x or its fds outlive it", closeIt, addr)
+			}
+			runtime.GC()
+			time.Sleep(time.Millisecond)
+		}
+	}
 }
