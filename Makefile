@@ -67,7 +67,7 @@ lint: tools
 	@# The tools module: vetted, and checked from its own directory.
 	$(GO) -C internal/tools vet ./...
 	cd internal/tools && $(TOOLBIN)/staticcheck ./...
-	$(if $(LIBBPF),$(GO) vet -tags libbpf ./ringbuf/ ./internal/libbpfdrain/,@echo "lint: go vet and staticcheck -tags libbpf left out: pkg-config finds no libbpf or no C compiler (make deps-test installs them)")
+	$(if $(LIBBPF),$(GO) vet -tags libbpf ./ringbuf/ ./internal/libbpfdrain/ ./internal/libbpfwrite/,@echo "lint: go vet and staticcheck -tags libbpf left out: pkg-config finds no libbpf or no C compiler (make deps-test installs them)")
 	$(if $(LIBBPF),$(TOOLBIN)/staticcheck -tags libbpf ./ringbuf/)
 	@# The reader builds wherever cilium/ebpf does; the rigs are Linux only.
 	for os in darwin windows freebsd; do GOOS=$$os $(GO) build ./... || exit 1; done
@@ -92,7 +92,8 @@ test-vms:
 	$(GO) run ./internal/cmd/vmtest -kernels "$(KERNELS)"
 
 # bench: the ringbuf reader benchmark, every mode and both touch variants,
-# and the end-to-end benchmark. By default 4 sizes (16,128,1024,4096),
+# the end-to-end benchmark, and the writer's (BenchmarkWrite, not pinned:
+# its two-goroutine mode needs two CPUs; about 30 s by default). By default 4 sizes (16,128,1024,4096),
 # 64 MiB rings, COUNT=6 runs of BENCHTIME=50ms: about 3 minutes of
 # benchmarks, under 5 from a fresh clone. FULL=1 is the reference run
 # README's tables come from: the 8 default sizes (16..4096) and 10 runs,
@@ -111,7 +112,8 @@ bench: tools deps-bench
 	@echo "make bench: $(if $(LIBBPF),with,WITHOUT) the libbpf peer$(if $(LIBBPF),, (mode=libbpf skips: pkg-config finds no libbpf or no C compiler))"
 	@echo "make bench: $(if $(FULL),the full reference run,the quick run (FULL=1 for the reference run README's tables come from))"
 	@$(if $(RB_SIZES),RINGBUF_BENCH_SIZES=$(RB_SIZES)) RINGBUF_BENCH_RING=$(RB_RING) $(BENCHRUN) -title "make bench" -out $(RB_OUT) -- \
-		$(TASKSET) $(GO) test $(LIBBPF) -run '^$$' -bench '$(RB_BENCHES)' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/
+		$(TASKSET) $(GO) test $(LIBBPF) -run '^$$' -bench '$(RB_BENCHES)' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/ \
+		--- $(GO) test $(LIBBPF) -run '^$$' -bench 'BenchmarkWrite$$' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/
 	@$(MAKE) --no-print-directory bench-tables IN=$(RB_OUT) > $(basename $(RB_OUT))-tables.txt
 	@$(MAKE) --no-print-directory -s bench-plot IN=$(RB_OUT)
 	@$(SUMMARY) -kind ringbuf -tables $(basename $(RB_OUT))-tables.txt $(RB_OUT)
@@ -127,6 +129,9 @@ bench-tables: tools
 	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table .config,/touch -row /size -col '/mode@(libbpf records)' $(IN)
 	@echo; echo "== end to end: Records with wakeups against NO_WAKEUP and polling"
 	$(BENCHSTAT) -filter '.name:EndToEnd .unit:(Mrec/s OR full-%)' -row /size -col '/wake@(wakeup poll)' $(IN)
+	@echo; echo "== user ring buffer writer: Reserve/Submit and Write against libbpf, two goroutines against one"
+	$(BENCHSTAT) -filter '.name:Write .unit:Mrec/s' -row /size -col '/mode@(libbpf reserve write)' $(IN)
+	$(BENCHSTAT) -filter '.name:Write .unit:Mrec/s' -row /size -col '/mode@(reserve reserve-x2)' $(IN)
 	@echo; echo "== allocations (-benchmem); benchstat's tables of them would be all zero"
 	@awk '/^Benchmark/ { for (i = 3; i < NF; i++) if ($$(i+1) == "allocs/op") { n++; if ($$i != 0) { bad++; print "allocates:", $$0 } } } \
 		END { if (bad) exit 1; print n " results, 0 allocs/op in every one" }' $(IN)
@@ -140,6 +145,9 @@ bench-plot: tools
 	$(PLOT) -kind line -x /size -y Mrec/s -series /mode -logx -logy -filter '.name:Read /touch:all' \
 		-xlabel 'event size (B)' -ylabel 'records drained (millions/s)' -legend 'reader' \
 		-title 'ring buffer drain rate, consumer reads every byte (touch=all)' -out $(basename $(IN))-all $(IN)
+	$(PLOT) -kind line -x /size -y Mrec/s -series /mode -logx -filter '.name:Write' \
+		-xlabel 'record size (B)' -ylabel 'records written and drained (millions/s)' -legend 'writer' \
+		-title 'user ring buffer: records written, then drained by a BPF program' -out $(basename $(IN))-write $(IN)
 
 # benchstat: compare two saved runs, OLD against NEW.
 benchstat: tools

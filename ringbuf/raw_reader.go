@@ -33,7 +33,7 @@ type leaseState struct {
 	pos      uint64  // the next record, up to end
 	end      uint64  // the end of the last held claim; pos if none is held
 	area     dataArea
-	producer *uint64 // the kernel's producer position
+	producer position // the kernel's producer position
 	op       waitState
 }
 
@@ -47,6 +47,9 @@ func NewRawReader(m *ebpf.Map) (*RawReader, error) {
 	rd, err := NewReader(m)
 	if err != nil {
 		return nil, err
+	}
+	if rd.copyOnly != nil {
+		return nil, errors.Join(errCopyOnly, rd.Close())
 	}
 	return &RawReader{rd: rd, leaseState: &leaseState{}}, nil
 }
@@ -63,7 +66,7 @@ func (rr *RawReader) WithLease(fn func(Lease) error) error {
 		return fmt.Errorf("ringbuf: %w: a lease is running", errConcurrent)
 	}
 	id++
-	e := &rr.rd.engine
+	e := rr.rd.engine
 	e.mu.Lock()
 	err := e.wait.Begin()
 	e.mu.Unlock()
@@ -79,7 +82,7 @@ func (rr *RawReader) WithLease(fn func(Lease) error) error {
 // endLease commits what the lease read and ends it, however fn returned.
 func (rr *RawReader) endLease() {
 	defer rr.leaseID.Add(1) // last: the next lease finds this one ended
-	e := &rr.rd.engine
+	e := rr.rd.engine
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	rr.commitLocked()
@@ -90,7 +93,7 @@ func (rr *RawReader) endLease() {
 // commitLocked releases the lease's claims, consumed up to pos, and tells
 // the kernel.
 func (rr *RawReader) commitLocked() {
-	e := &rr.rd.engine
+	e := rr.rd.engine
 	c := &e.rings[0]
 	for i, cl := range rr.held {
 		upTo := cl.End
@@ -158,7 +161,7 @@ func (s Lease) ReadSample() (data []byte, remain int, err error) {
 			if !h.discarded() {
 				// A load of our own, as upstream's: remain 0 says that the
 				// next ReadSample may wait, and so commit.
-				remain := int64(atomic.LoadUint64(rr.producer) - rr.pos)
+				remain := int64(rr.producer.load(rr.pos) - rr.pos)
 				return rr.area.sample(pos, h.length()), int(max(remain, 0)), nil
 			}
 		}
@@ -172,7 +175,7 @@ func (s Lease) ReadSample() (data []byte, remain int, err error) {
 // a producer writes the next one, or, with none produced, commits and
 // waits for some.
 func (rr *RawReader) more(busy bool) error {
-	e := &rr.rd.engine
+	e := rr.rd.engine
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c := &e.rings[0]

@@ -117,7 +117,7 @@ func NewReader(m *ebpf.Map) (*Reader, error) {
 	return r, nil
 }
 
-// mapRingMap checks that m is a ring buffer and maps it.
+// mapRingMap checks that m is a ring buffer this platform maps and maps it.
 func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
 	if m == nil {
 		return nil, nil, errors.New("nil map")
@@ -125,11 +125,22 @@ func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
 	if err := requireMapped(m.Type(), runtime.GOOS); err != nil {
 		return nil, nil, err
 	}
-	size := uint64(m.MaxEntries())
-	if size == 0 || size&(size-1) != 0 || size%uint64(os.Getpagesize()) != 0 {
-		return nil, nil, fmt.Errorf("size %d is not a power-of-two number of pages", size)
+	size, err := ringSize(m)
+	if err != nil {
+		return nil, nil, err
 	}
 	return mapRing(m.FD(), size)
+}
+
+// ringSize returns the size of the data area of m, a ring buffer or a
+// user ring buffer (they share the layout), checking that the kernel's
+// rule holds: a power-of-two number of pages.
+func ringSize(m *ebpf.Map) (uint64, error) {
+	size := uint64(m.MaxEntries())
+	if size == 0 || size&(size-1) != 0 || size%uint64(os.Getpagesize()) != 0 {
+		return 0, fmt.Errorf("size %d is not a power-of-two number of pages", size)
+	}
+	return size, nil
 }
 
 // newReader starts a Reader on a ring that is already mapped.

@@ -44,6 +44,14 @@ func (p *Poller) AddEdgeTriggered(fd int) error {
 	return p.add(fd, unix.EPOLLIN|unix.EPOLLET)
 }
 
+// AddEdgeTriggeredWritable registers fd for EPOLLOUT, edge-triggered:
+// Wait returns once for each wake-up the kernel sends for fd while it
+// reports room to write (a user ring buffer wakes its pollers after a
+// drain freed space).
+func (p *Poller) AddEdgeTriggeredWritable(fd int) error {
+	return p.add(fd, unix.EPOLLOUT|unix.EPOLLET)
+}
+
 func (p *Poller) add(fd int, events uint32) error {
 	ev := unix.EpollEvent{Events: events, Fd: int32(fd)}
 	if err := unix.EpollCtl(p.epollFd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {

@@ -21,6 +21,9 @@ func New() (*Poller, error) {
 // AddEdgeTriggered is never reached: New fails.
 func (*Poller) AddEdgeTriggered(int) error { return ebpf.ErrNotSupported }
 
+// AddEdgeTriggeredWritable is never reached: New fails.
+func (*Poller) AddEdgeTriggeredWritable(int) error { return ebpf.ErrNotSupported }
+
 // Wait is never reached: New fails.
 func (*Poller) Wait(time.Duration) error { return ebpf.ErrNotSupported }
 

@@ -76,3 +76,19 @@ var haveXDPLoadBytes = sync.OnceValue(func() error {
 	}
 	return err
 })
+
+// HaveUserRingbuf reports whether the kernel has user ring buffers
+// (BPF_MAP_TYPE_USER_RINGBUF and bpf_user_ringbuf_drain, Linux 6.1+). The
+// error wraps ebpf.ErrNotSupported and names the running kernel.
+func HaveUserRingbuf() error { return haveUserRingbuf() }
+
+var haveUserRingbuf = sync.OnceValue(func() error {
+	err := features.HaveMapType(ebpf.UserRingbuf)
+	if err == nil {
+		err = features.HaveProgramHelper(ebpf.SocketFilter, asm.FnUserRingbufDrain)
+	}
+	if errors.Is(err, ebpf.ErrNotSupported) {
+		return fmt.Errorf("user ring buffers need Linux 6.1+, kernel %s: %w", kernelRelease(), err)
+	}
+	return err
+})

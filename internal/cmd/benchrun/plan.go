@@ -114,6 +114,23 @@ var families = []family{
 		cost: func(p goTestArgs) time.Duration { return benchprogress.DrainCost(p.benchtime) },
 	},
 	{
+		name: "BenchmarkWrite",
+		leaves: func(p goTestArgs) (int, string) {
+			sizes, err := drainbench.ParseSizes(envString("RINGBUF_BENCH_SIZES", drainbench.DefaultSizes))
+			if err != nil {
+				sizes = nil
+			}
+			// reserve, write, reserve-x2, and libbpf where built.
+			modes := 3
+			if p.libbpf {
+				modes++
+			}
+			return len(sizes) * modes, fmt.Sprintf("%d sizes x %d modes", len(sizes), modes)
+		},
+		// The ramp to -benchtime, a 4 MiB ring and a program each.
+		cost: func(p goTestArgs) time.Duration { return 20*time.Millisecond + 4*p.benchtime },
+	},
+	{
 		name:   "BenchmarkEndToEnd",
 		leaves: func(goTestArgs) (int, string) { return 6, "3 sizes x 2 wakeups" },
 		cost:   func(p goTestArgs) time.Duration { return benchprogress.DrainCost(p.benchtime) },

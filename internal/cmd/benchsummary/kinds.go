@@ -59,6 +59,23 @@ func ringbufSections(v benchValues, bench string) []*section {
 		baseNames: map[string]string{"upstream": "up", "lease-each": "lease-e", "lease-batch": "lease-b"},
 		verdict:   ringbufVerdict,
 	}}
+	if v["Write"] != nil {
+		var cols []column
+		for _, c := range []column{{mode: "reserve", base: "libbpf"}, {mode: "write", base: "libbpf"}, {mode: "reserve-x2", base: "reserve"}} {
+			if v.has("Write", "mode", c.mode) && v.has("Write", "mode", c.base) {
+				cols = append(cols, c)
+			}
+		}
+		sections = append(sections, &section{
+			title:     "User ring buffer writer, records written then drained (Mrec/s): Reserve/Submit\nand Write against libbpf's reserve/submit, two goroutines against one.",
+			filter:    ".name:Write .unit:Mrec/s",
+			row:       "/size",
+			rowHeader: "size B",
+			key:       "/mode",
+			cols:      cols,
+			verdict:   columnVerdict,
+		})
+	}
 	if v["EndToEnd"] != nil {
 		sections = append(sections, &section{
 			title:     "End to end, Records: polling (NO_WAKEUP) against a wakeup a record.",

@@ -1,0 +1,247 @@
+//go:build linux
+
+package ringbuf_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
+	"github.com/ebpf-zc/ebpf/internal/drainbench"
+	"github.com/ebpf-zc/ebpf/internal/libbpfwrite"
+	"github.com/ebpf-zc/ebpf/internal/progs"
+	"github.com/ebpf-zc/ebpf/ringbuf"
+)
+
+// BenchmarkWrite takes its record sizes from -ringbuf.sizes, as
+// BenchmarkRead does; its ring is its own: 4 MiB by default, so that what
+// is written is still in the cache (L3) when the kernel drains it, and
+// the benchmark measures the protocol rather than the memory.
+var writeRing = flag.Int("ringbuf.writering", drainbench.EnvInt("RINGBUF_WRITE_RING", 4<<20),
+	"user ring buffer size in bytes for BenchmarkWrite (env RINGBUF_WRITE_RING)")
+
+// batchWriter writes count records numbered from first: the record's
+// payload, with its sequence number in the first 8 bytes.
+type batchWriter interface {
+	write(first uint64, count int) error
+	Close() error
+}
+
+// writeModes are BenchmarkWrite's producers: our Reserve/Submit filling
+// the record in place, our Write, the same Reserve/Submit from two
+// goroutines at once, and libbpf's user_ring_buffer__reserve/__submit in
+// C. Each writes every byte of every record.
+var writeModes = []struct {
+	name string
+	open func(m *ebpf.Map, payload []byte) (batchWriter, error)
+}{
+	{"reserve", openReserve(1)},
+	{"write", openWrite},
+	{"reserve-x2", openReserve(2)},
+	{"libbpf", openLibbpfWrite},
+}
+
+// BenchmarkWrite writes records to a user ring buffer, and drains them
+// with a BPF program (bpf_user_ringbuf_drain, a callback reading each
+// record's first 8 bytes through its dynptr) run with test-run: an op is
+// one record written and then drained. Each round writes as many records
+// as the ring holds, then drains them all; the count and the sum of the
+// sequence numbers the kernel read are checked.
+func BenchmarkWrite(b *testing.B) {
+	sizes, err := drainbench.ParseSizes(*benchSizes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, size := range sizes {
+		for _, mode := range writeModes {
+			b.Run(fmt.Sprintf("size=%d/mode=%s", size, mode.name), func(b *testing.B) {
+				benchWrite(b, size, mode.name, mode.open)
+			})
+		}
+	}
+}
+
+func benchWrite(b *testing.B, size int, mode string, open func(*ebpf.Map, []byte) (batchWriter, error)) {
+	bpftest.SkipIfUnavailable(b, progs.HaveUserRingbuf(), "user ring buffers")
+	m, err := progs.NewUserRing(*writeRing)
+	skipIfNoBPFBench(b, err)
+	defer m.Close()
+	drain, err := progs.NewUserRingDrain(m, progs.DrainSum, 0)
+	skipIfNoBPFBench(b, err)
+	defer drain.Close()
+	payload := make([]byte, size)
+	for i := range payload {
+		payload[i] = byte(i)
+	}
+	w, err := open(m, payload)
+	if errors.Is(err, libbpfwrite.ErrNoLibbpf) {
+		b.Skip(err)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	perRound := *writeRing / ((size + 8 + 7) &^ 7)
+
+	// One goroutine's modes stay on one thread, whose CPU clock then
+	// counts what a record cost to write and drain (the drain runs in
+	// the test-run syscall, on this thread): on a shared machine it moves
+	// far less than the wall clock, which counts the time other
+	// processes had the CPU too.
+	if mode != "reserve-x2" {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpuStart := threadCPUTime()
+	var written uint64
+	for written < uint64(b.N) {
+		n := min(perRound, b.N-int(written))
+		if err := w.write(written, n); err != nil {
+			b.Fatal(err)
+		}
+		for drained := 0; drained < n; {
+			k, err := drain.Drain()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if k == 0 {
+				b.Fatalf("the drain found nothing after %d of %d records", drained, n)
+			}
+			drained += k
+		}
+		written += uint64(n)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrec/s")
+	if mode != "reserve-x2" {
+		b.ReportMetric(float64(threadCPUTime()-cpuStart)/float64(b.N), "cpu-ns/rec")
+	}
+
+	tot, err := drain.Totals()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if want := written * (written - 1) / 2; tot.Records != written || tot.Sum != want {
+		b.Fatalf("the kernel took %d records summing to %d, want %d summing to %d", tot.Records, tot.Sum, written, want)
+	}
+}
+
+// threadCPUTime is the calling thread's CPU time, user and system.
+func threadCPUTime() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
+
+// reserveWriter fills each record in place between Reserve and Submit,
+// from one goroutine or several, each writing its share of a round.
+type reserveWriter struct {
+	w       *ringbuf.Writer
+	payload []byte
+	helpers int
+	work    chan [2]uint64 // first, count: a helper's share
+	done    chan error
+}
+
+func openReserve(goroutines int) func(*ebpf.Map, []byte) (batchWriter, error) {
+	return func(m *ebpf.Map, payload []byte) (batchWriter, error) {
+		w, err := ringbuf.NewWriter(m)
+		if err != nil {
+			return nil, err
+		}
+		rw := &reserveWriter{w: w, payload: payload, helpers: goroutines - 1,
+			work: make(chan [2]uint64), done: make(chan error)}
+		for range rw.helpers {
+			go func() {
+				for share := range rw.work {
+					rw.done <- rw.writeShare(share[0], int(share[1]))
+				}
+			}()
+		}
+		return rw, nil
+	}
+}
+
+func (rw *reserveWriter) write(first uint64, count int) error {
+	share := count / (rw.helpers + 1)
+	for i := range rw.helpers {
+		rw.work <- [2]uint64{first + uint64(i*share), uint64(share)}
+	}
+	mine := uint64(rw.helpers * share)
+	err := rw.writeShare(first+mine, count-int(mine))
+	for range rw.helpers {
+		err = errors.Join(err, <-rw.done)
+	}
+	return err
+}
+
+func (rw *reserveWriter) writeShare(first uint64, count int) error {
+	for seq := first; seq < first+uint64(count); seq++ {
+		r, err := rw.w.Reserve(len(rw.payload))
+		if err != nil {
+			return err
+		}
+		copy(r.RawSample, rw.payload)
+		binary.NativeEndian.PutUint64(r.RawSample, seq)
+		if err := rw.w.Submit(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (rw *reserveWriter) Close() error {
+	close(rw.work)
+	return rw.w.Close()
+}
+
+// copyWriter writes each record with Write, from a buffer it numbers.
+type copyWriter struct {
+	w      *ringbuf.Writer
+	record []byte
+}
+
+func openWrite(m *ebpf.Map, payload []byte) (batchWriter, error) {
+	w, err := ringbuf.NewWriter(m)
+	if err != nil {
+		return nil, err
+	}
+	return &copyWriter{w: w, record: append([]byte(nil), payload...)}, nil
+}
+
+func (cw *copyWriter) write(first uint64, count int) error {
+	for seq := first; seq < first+uint64(count); seq++ {
+		binary.NativeEndian.PutUint64(cw.record, seq)
+		if _, err := cw.w.Write(cw.record); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (cw *copyWriter) Close() error { return cw.w.Close() }
+
+// libbpfWriter: the C peer, one cgo call a round.
+type libbpfWriter struct{ *libbpfwrite.Writer }
+
+func openLibbpfWrite(m *ebpf.Map, payload []byte) (batchWriter, error) {
+	w, err := libbpfwrite.Open(m, payload)
+	if err != nil {
+		return nil, err
+	}
+	return libbpfWriter{w}, nil
+}
+
+func (lw libbpfWriter) write(first uint64, count int) error { return lw.Write(first, count) }
