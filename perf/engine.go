@@ -128,9 +128,9 @@ func (e *engine) checkPausedLocked() error {
 // the reader published (perf_output_wakeup counts bytes or records
 // written, kernel/events/ring_buffer.c), so a claim held by a loop body
 // strands no sleeper and the sleep needs no bound.
-func (e *engine) waitLocked() error {
+func (e *engine) waitLocked(ticket *epoll.Ticket) error {
 	e.publishAllLocked()
-	timeout, err := e.wait.Check()
+	timeout, err := e.wait.Check(ticket)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,10 @@
 package perf
 
+import (
+	"github.com/ebpf-zc/ebpf/internal/epoll"
+	"github.com/ebpf-zc/ebpf/internal/readers"
+)
+
 // Read returns the next record, copied: the bytes stay valid after later
 // reads and after Close. It blocks until a record arrives, the deadline
 // passes, Flush or Close is called.
@@ -16,10 +21,11 @@ func (r *Reader) Read() (Record, error) {
 func (r *Reader) ReadInto(rec *Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var ticket epoll.Ticket
 	waiting := false // counted by the waiter only once it must wait
 	defer func() {
 		if waiting {
-			r.wait.End()
+			r.wait.End(&ticket)
 		}
 	}()
 	for {
@@ -48,12 +54,12 @@ func (r *Reader) ReadInto(rec *Record) error {
 			return err
 		}
 		if !waiting {
-			if err := r.wait.Begin(); err != nil {
+			if err := r.wait.Begin(&ticket); err != nil {
 				return err
 			}
 			waiting = true
 		}
-		if err := r.waitLocked(); err != nil {
+		if err := r.waitLocked(&ticket); err != nil {
 			return err
 		}
 	}
@@ -67,9 +73,6 @@ func (r *Reader) fill(rec *Record, c *consumer, got record, end uint64) {
 		return
 	}
 	rec.LostSamples = 0
-	if int(got.dataLen) > cap(rec.RawSample) {
-		rec.RawSample = make([]byte, got.dataLen)
-	}
-	rec.RawSample = rec.RawSample[:got.dataLen]
+	rec.RawSample = readers.CopyDestination(rec.RawSample, int(got.dataLen), c.buf.mapped())
 	c.buf.copyOut(rec.RawSample, got.dataPos)
 }

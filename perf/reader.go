@@ -3,6 +3,7 @@ package perf
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"runtime"
 	"time"
@@ -111,7 +112,11 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 	case opts.Watermark >= perCPUBuffer:
 		return nil, errors.New("perf: Watermark must be smaller than perCPUBuffer")
 	}
-	res, bufs, err := openEvents(array, dataPages(perCPUBuffer), opts)
+	pages, err := dataPages(perCPUBuffer)
+	if err != nil {
+		return nil, fmt.Errorf("perf: %w", err)
+	}
+	res, bufs, err := openEvents(array, pages, opts)
 	if err != nil {
 		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.free()))
 	}
@@ -129,15 +134,20 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 	return r, nil
 }
 
+// maxDataPages bounds a buffer's pages: rb_alloc takes their number as an
+// int (kernel/events/ring_buffer.c), so a power of two above 1<<30 never
+// maps, and a count that large cannot overflow the mapping's size.
+const maxDataPages = 1 << 30
+
 // dataPages is the number of pages of a buffer of at least perCPUBuffer
 // bytes: a power of two, as perf_mmap requires (kernel/events/core.c).
-func dataPages(perCPUBuffer int) int {
-	page := os.Getpagesize()
-	n := 1
-	for n*page < perCPUBuffer {
-		n *= 2
+func dataPages(perCPUBuffer int) (int, error) {
+	page := uint64(os.Getpagesize())
+	pages := (uint64(perCPUBuffer) + page - 1) / page
+	if pages > maxDataPages {
+		return 0, fmt.Errorf("perCPUBuffer %d is not between 1 and %d", perCPUBuffer, maxDataPages*page)
 	}
-	return n
+	return 1 << bits.Len64(pages-1), nil
 }
 
 // openEvents opens, maps and polls the event of every online CPU. On
@@ -189,9 +199,9 @@ func (r *Reader) BufferSize() int { return r.bufferSize }
 func (r *Reader) SetDeadline(t time.Time) { r.setDeadline(t) }
 
 // Flush makes reads and loops in progress stop waiting: they return the
-// records in the buffers, then ErrFlushed. As many reads and loops end so
-// as were in progress, or, with none in progress, the next one to find
-// the buffers empty. Use it to drain records below the Watermark or
+// records in the buffers, then ErrFlushed. Every read and loop in progress
+// when Flush is called ends so, however soon others read again; with none
+// in progress, the next one to find the buffers empty does. Use it to drain records below the Watermark or
 // WakeupEvents threshold, which wake no reader.
 func (r *Reader) Flush() error { return r.flush() }
 

@@ -1,6 +1,10 @@
 package perf
 
-import "iter"
+import (
+	"iter"
+
+	"github.com/ebpf-zc/ebpf/internal/epoll"
+)
 
 // Records returns an iterator over the records of every CPU's buffer,
 // consumed in place:
@@ -48,9 +52,10 @@ func (e *engine) records(yield func(*Record, error) bool) {
 		rec     Record
 		b       batch
 		scratch []byte // a sample that wraps around a buffer's end
+		ticket  epoll.Ticket
 	)
 	e.mu.Lock()
-	err := e.wait.Begin()
+	err := e.wait.Begin(&ticket)
 	e.mu.Unlock()
 	if err != nil {
 		yield(nil, err)
@@ -58,9 +63,9 @@ func (e *engine) records(yield func(*Record, error) bool) {
 	}
 	// mu is never held while the body runs, so this runs the same way on
 	// break, on return and when the body panics.
-	defer e.endLoop(&b)
+	defer e.endLoop(&b, &ticket)
 	for {
-		if err := e.nextBatch(&b); err != nil {
+		if err := e.nextBatch(&b, &ticket); err != nil {
 			yield(nil, err)
 			return
 		}
@@ -162,7 +167,7 @@ func (e *engine) yieldOther(b *batch, rec *Record, p, end uint64, yield func(*Re
 
 // nextBatch ends the loop's batch, if it holds one, and claims the next,
 // waiting for records as a read does.
-func (e *engine) nextBatch(b *batch) error {
+func (e *engine) nextBatch(b *batch, ticket *epoll.Ticket) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if b.holding {
@@ -179,7 +184,7 @@ func (e *engine) nextBatch(b *batch) error {
 		if ok || err != nil {
 			return err
 		}
-		if err := e.waitLocked(); err != nil {
+		if err := e.waitLocked(ticket); err != nil {
 			return err
 		}
 	}
@@ -238,13 +243,13 @@ func (e *engine) finishLocked(b *batch) {
 
 // endLoop ends a loop however it stops: its batch is released and what it
 // consumed published.
-func (e *engine) endLoop(b *batch) {
+func (e *engine) endLoop(b *batch, ticket *epoll.Ticket) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if b.holding {
 		e.finishLocked(b)
 	}
-	e.wait.End()
+	e.wait.End(ticket)
 	e.publishAllLocked()
 	e.releaseLocked()
 }

@@ -110,6 +110,7 @@ func busyBackoff(n int, timeout time.Duration) time.Duration {
 
 // waitState is one read's or loop's state across waits.
 type waitState struct {
+	ticket    epoll.Ticket
 	busyWaits int
 }
 
@@ -120,7 +121,7 @@ type waitState struct {
 // next record, which may wake nobody: it backs off instead of sleeping.
 func (e *engine) waitLocked(op *waitState, busy bool) error {
 	e.publishAllLocked()
-	timeout, err := e.wait.Check()
+	timeout, err := e.wait.Check(&op.ticket)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,7 @@
 package ringbuf
 
+import "github.com/ebpf-zc/ebpf/internal/readers"
+
 // Read returns the next record, copied: the bytes stay valid after later
 // reads and after Close. It blocks until a record arrives, the deadline
 // passes, Flush or Close is called.
@@ -32,11 +34,7 @@ func (r *Reader) ReadInto(rec *Record) error {
 		}
 		pos, length, next = cpos, clength, cl.End
 	}
-	// A Peek view aliases the read-only ring: never copy into it.
-	if int(length) > cap(rec.RawSample) || c.ring.contains(rec.RawSample) {
-		rec.RawSample = make([]byte, length)
-	}
-	rec.RawSample = rec.RawSample[:length]
+	rec.RawSample = readers.CopyDestination(rec.RawSample, int(length), c.ring.mapped())
 	copy(rec.RawSample, c.ring.sample(pos, length))
 	rec.Remaining = int(c.producerPos - next)
 	c.publish()
@@ -49,12 +47,12 @@ func (r *Reader) ReadInto(rec *Record) error {
 // claimOneLocked claims the next kept record for Read or Peek, waiting for
 // one; with hold, the caller holds it until it releases it.
 func (r *Reader) claimOneLocked(hold bool) (cl claim, pos uint64, length uint32, err error) {
-	if err := r.wait.Begin(); err != nil {
+	var op waitState
+	if err := r.wait.Begin(&op.ticket); err != nil {
 		return claim{}, 0, 0, err
 	}
-	defer r.wait.End()
+	defer r.wait.End(&op.ticket)
 	c := &r.rings[0]
-	var op waitState
 	for {
 		if r.wait.Closed() {
 			return claim{}, 0, 0, ErrClosed

@@ -155,9 +155,9 @@ func (r *Reader) AvailableBytes() int {
 func (r *Reader) SetDeadline(t time.Time) { r.setDeadline(t) }
 
 // Flush makes reads and loops in progress stop waiting: they return the
-// records in the ring, then ErrFlushed. As many reads and loops end so as
-// were in progress, or, with none in progress, the next one to find the
-// ring empty. Use it to drain records submitted with BPF_RB_NO_WAKEUP,
+// records in the ring, then ErrFlushed. Every read and loop in progress
+// when Flush is called ends so, however soon others read again; with none
+// in progress, the next one to find the ring empty does. Use it to drain records submitted with BPF_RB_NO_WAKEUP,
 // which wake no reader.
 func (r *Reader) Flush() error { return r.flush() }
 

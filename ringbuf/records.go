@@ -148,13 +148,13 @@ func (e *engine) finishLocked(b *Batch) (busy bool) {
 
 // endLoop ends a loop however it stops: its batch is released and what it
 // consumed published.
-func (e *engine) endLoop(b *Batch) {
+func (e *engine) endLoop(b *Batch, op *waitState) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if b.holding {
 		e.finishLocked(b)
 	}
-	e.wait.End()
+	e.wait.End(&op.ticket)
 	e.publishAllLocked()
 	e.releaseLocked()
 }
