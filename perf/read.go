@@ -1,7 +1,6 @@
 package perf
 
 import (
-	"github.com/ebpf-zc/ebpf/internal/epoll"
 	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
@@ -19,25 +18,25 @@ func (r *Reader) Read() (Record, error) {
 // it returns, the kernel knows the record's space is free. A record of an
 // unknown type is consumed and returned as an error (IsUnknownEvent).
 func (r *Reader) ReadInto(rec *Record) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var ticket epoll.Ticket
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
+	var op readers.WaitState
 	waiting := false // counted by the waiter only once it must wait
 	defer func() {
 		if waiting {
-			r.wait.End(&ticket)
+			r.core.Wait.End(&op.Ticket)
 		}
 	}()
 	for {
-		if r.closed.Load() {
+		if r.core.Wait.Closed() {
 			return ErrClosed
 		}
 		if err := r.checkPausedLocked(); err != nil {
 			return err
 		}
-		for k := range r.cpus {
-			i := (r.turn + k) % len(r.cpus)
-			c := &r.cpus[i]
+		for k := range r.consumers {
+			i := (r.turn + k) % len(r.consumers)
+			c := &r.consumers[i]
 			got, end, ok, err := c.claimOne()
 			if !ok {
 				if err != nil {
@@ -54,12 +53,12 @@ func (r *Reader) ReadInto(rec *Record) error {
 			return err
 		}
 		if !waiting {
-			if err := r.wait.Begin(&ticket); err != nil {
+			if err := r.core.Wait.Begin(&op.Ticket); err != nil {
 				return err
 			}
 			waiting = true
 		}
-		if err := r.waitLocked(&ticket); err != nil {
+		if err := r.core.WaitLocked(&op, false); err != nil {
 			return err
 		}
 	}

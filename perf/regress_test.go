@@ -13,9 +13,9 @@ import (
 
 // activeReads returns how many reads and loops of e wait or run.
 func activeReads(e *engine) int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.wait.Active()
+	e.core.Mu.Lock()
+	defer e.core.Mu.Unlock()
+	return e.core.Wait.Active()
 }
 
 // TestFlushEndsEveryWait (finding 1): a Flush ends every loop that waits

@@ -110,10 +110,7 @@ func (e *engine) batches(yield func(*Batch, error) bool) {
 		b  Batch
 		op waitState
 	)
-	e.mu.Lock()
-	err := e.wait.Begin(&op.ticket)
-	e.mu.Unlock()
-	if err != nil {
+	if err := e.core.Begin(&op); err != nil {
 		yield(nil, err)
 		return
 	}

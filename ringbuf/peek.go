@@ -18,8 +18,8 @@ func (r *Reader) Peek() (Record, error) {
 // record is not yet consumed. Like Read, PeekInto blocks until a record
 // arrives, the deadline passes, Flush or Close is called.
 func (r *Reader) PeekInto(rec *Record) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
 	if r.peeking {
 		return fmt.Errorf("ringbuf: %w", ErrConcurrentPeek)
 	}
@@ -30,7 +30,7 @@ func (r *Reader) PeekInto(rec *Record) error {
 		return err
 	}
 	r.viewHeld, r.peeked = true, cl
-	c := &r.rings[0]
+	c := &r.consumers[0]
 	c.publish() // discarded records skipped on the way
 	rec.RawSample = c.ring.sample(pos, length)
 	rec.Remaining = int(c.producerPos - cl.End)
@@ -44,18 +44,18 @@ func (r *Reader) PeekInto(rec *Record) error {
 // unmapped: a record the caller has handled is not read again by the next
 // Reader of the map.
 func (r *Reader) Consume() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
 	if !r.viewHeld {
-		if r.wait.Closed() {
+		if r.core.Wait.Closed() {
 			return ErrClosed
 		}
 		return ErrNotPeeked
 	}
 	r.viewHeld, r.peeking = false, false
-	c := &r.rings[0]
+	c := &r.consumers[0]
 	gaveBack := c.claims.Release(r.peeked, r.peeked.End)
 	c.publish()
-	r.releasedLocked(c, gaveBack)
-	return r.releaseLocked()
+	r.core.ReleasedLocked(0, gaveBack)
+	return r.core.ReleaseLocked()
 }

@@ -15,15 +15,15 @@ func (r *Reader) Read() (Record, error) {
 // rec.RawSample, so a loop that reuses one Record does not allocate. When
 // it returns, the kernel knows the record's space is free.
 func (r *Reader) ReadInto(rec *Record) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c := &r.rings[0]
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
+	c := &r.consumers[0]
 	var (
 		pos, next uint64
 		length    uint32
 		ok        bool
 	)
-	if !r.wait.Closed() {
+	if !r.core.Wait.Closed() {
 		pos, length, ok = c.takeReady()
 		next = c.claims.Pos()
 	}
@@ -38,8 +38,8 @@ func (r *Reader) ReadInto(rec *Record) error {
 	copy(rec.RawSample, c.ring.sample(pos, length))
 	rec.Remaining = int(c.producerPos - next)
 	c.publish()
-	if r.wait.Sleeping() && c.ready() {
-		r.wait.Wake() // records behind this one woke nobody
+	if r.core.Wait.Sleeping() && c.ready() {
+		r.core.Wait.Wake() // records behind this one woke nobody
 	}
 	return nil
 }
@@ -48,13 +48,13 @@ func (r *Reader) ReadInto(rec *Record) error {
 // one; with hold, the caller holds it until it releases it.
 func (r *Reader) claimOneLocked(hold bool) (cl claim, pos uint64, length uint32, err error) {
 	var op waitState
-	if err := r.wait.Begin(&op.ticket); err != nil {
+	if err := r.core.Wait.Begin(&op.Ticket); err != nil {
 		return claim{}, 0, 0, err
 	}
-	defer r.wait.End(&op.ticket)
-	c := &r.rings[0]
+	defer r.core.Wait.End(&op.Ticket)
+	c := &r.consumers[0]
 	for {
-		if r.wait.Closed() {
+		if r.core.Wait.Closed() {
 			return claim{}, 0, 0, ErrClosed
 		}
 		if c.err != nil {
@@ -63,14 +63,14 @@ func (r *Reader) claimOneLocked(hold bool) (cl claim, pos uint64, length uint32,
 		cl, pos, length, ok, busy := c.claimOne(hold)
 		if ok {
 			if hold {
-				r.claimedLocked()
+				r.core.ClaimedLocked()
 			}
 			return cl, pos, length, nil
 		}
 		if c.err != nil {
 			return claim{}, 0, 0, c.err
 		}
-		if err := r.waitLocked(&op, busy); err != nil {
+		if err := r.core.WaitLocked(&op, busy); err != nil {
 			return claim{}, 0, 0, err
 		}
 	}

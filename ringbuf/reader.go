@@ -97,7 +97,7 @@ func NewReader(m *ebpf.Map) (*Reader, error) {
 	if err != nil {
 		return nil, errors.Join(err, res.free())
 	}
-	r.cleanup = runtime.AddCleanup(r, func(res *resources) { res.free() }, r.res)
+	r.core.Cleanup = runtime.AddCleanup(r, func(res *resources) { res.free() }, r.res)
 	return r, nil
 }
 
@@ -127,19 +127,19 @@ func newReader(rg *ring, res *resources) (*Reader, error) {
 
 // BufferSize returns the size of the ring's data area in bytes.
 func (r *Reader) BufferSize() int {
-	return int(r.rings[0].ring.size)
+	return int(r.consumers[0].ring.size)
 }
 
 // AvailableBytes returns how many bytes of the ring this reader has not
 // consumed yet. It is 0 right after the last record was read, and 0 once
 // the Reader is closed.
 func (r *Reader) AvailableBytes() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.released || r.wait.Closed() {
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
+	if r.core.Released() || r.core.Wait.Closed() {
 		return 0
 	}
-	c := &r.rings[0]
+	c := &r.consumers[0]
 	producer := atomic.LoadUint64(c.ring.producerPos)
 	consumed := c.claims.ConsumerPos()
 	if producer < consumed {
@@ -152,14 +152,14 @@ func (r *Reader) AvailableBytes() int {
 // os.ErrDeadlineExceeded. Records already in the ring are returned first.
 // The zero time removes the deadline. It takes effect at once, also for
 // reads that are already waiting.
-func (r *Reader) SetDeadline(t time.Time) { r.setDeadline(t) }
+func (r *Reader) SetDeadline(t time.Time) { r.core.SetDeadline(t) }
 
 // Flush makes reads and loops in progress stop waiting: they return the
 // records in the ring, then ErrFlushed. Every read and loop in progress
 // when Flush is called ends so, however soon others read again; with none
 // in progress, the next one to find the ring empty does. Use it to drain records submitted with BPF_RB_NO_WAKEUP,
 // which wake no reader.
-func (r *Reader) Flush() error { return r.flush() }
+func (r *Reader) Flush() error { return r.core.Flush() }
 
 // Close stops the Reader: every blocked read and loop returns ErrClosed.
 // It may be called from any goroutine and more than once. What was
@@ -167,4 +167,4 @@ func (r *Reader) Flush() error { return r.flush() }
 // back. A running loop yields the rest of the batch it holds, then
 // ErrClosed; a view held from Peek stays valid until Consume, which still
 // consumes it. The ring is unmapped once the last of them is done.
-func (r *Reader) Close() error { return r.close() }
+func (r *Reader) Close() error { return r.core.Close(nil) }

@@ -75,7 +75,7 @@ func TestReadCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if readers.Overlaps(first.RawSample, r.rings[0].ring.mapped()) {
+	if readers.Overlaps(first.RawSample, r.consumers[0].ring.mapped()) {
 		t.Fatal("Read returned a view into the ring")
 	}
 	// Overwrite the ring many times: the copy must not change.
@@ -110,7 +110,7 @@ func TestReadCopies(t *testing.T) {
 	if err := r.ReadInto(&rec); err != nil { // reads the record after the peeked one
 		t.Fatal(err)
 	}
-	if !bytes.Equal(view.RawSample, viewCopy) || readers.Overlaps(rec.RawSample, r.rings[0].ring.mapped()) {
+	if !bytes.Equal(view.RawSample, viewCopy) || readers.Overlaps(rec.RawSample, r.consumers[0].ring.mapped()) {
 		t.Fatal("ReadInto wrote into a peek view")
 	}
 }
@@ -134,7 +134,7 @@ func TestPeekConsume(t *testing.T) {
 		if len(a.RawSample) != 13 || cap(a.RawSample) != 13 {
 			t.Fatalf("view len %d cap %d, want 13 and 13", len(a.RawSample), cap(a.RawSample))
 		}
-		if !readers.Overlaps(a.RawSample, r.rings[0].ring.mapped()) {
+		if !readers.Overlaps(a.RawSample, r.consumers[0].ring.mapped()) {
 			t.Fatal("the view is not in the ring")
 		}
 		if seq, err := progs.CheckRecord(a.RawSample, 13, true); err != nil || seq != want {
@@ -238,7 +238,7 @@ func TestPeekThenOtherReads(t *testing.T) {
 			if _, err := r.Read(); !errors.Is(err, os.ErrDeadlineExceeded) {
 				t.Fatalf("Read on an empty ring: %v", err)
 			}
-			if got, want := r.rings[0].ring.loadConsumer(), 10*uint64(32); got != want {
+			if got, want := r.consumers[0].ring.loadConsumer(), 10*uint64(32); got != want {
 				t.Errorf("kernel consumer position %d, want %d", got, want)
 			}
 		})
@@ -311,7 +311,7 @@ func TestWraparoundOddSizes(t *testing.T) {
 			}
 		}
 	}
-	if pos := r.rings[0].claims.ConsumerPos(); pos < 50*4096 {
+	if pos := r.consumers[0].claims.ConsumerPos(); pos < 50*4096 {
 		t.Fatalf("only %d bytes went through the ring: no wraparound tested", pos)
 	}
 }
@@ -399,7 +399,7 @@ func TestCorruptConsumerPosition(t *testing.T) {
 	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 8})
 	produce(t, p, 2)
 	r := newTestReader(t, m)
-	r.rings[0].ring.publishConsumer(1 << 40)
+	r.consumers[0].ring.publishConsumer(1 << 40)
 	r.Close()
 	r2, err := NewReader(m)
 	if err != nil {

@@ -512,9 +512,9 @@ func TestWaiterRepolledBehindHeldView(t *testing.T) {
 
 // activeReads returns how many reads and loops of e are in progress.
 func activeReads(e *engine) int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.wait.Active()
+	e.core.Mu.Lock()
+	defer e.core.Mu.Unlock()
+	return e.core.Wait.Active()
 }
 
 // waitActive waits until n reads and loops of e are in progress, and a

@@ -167,10 +167,10 @@ func (l *ledger) allowAgain(gap uint64, minRecord uint64) {
 // kernel's one position cannot skip it, so the next reader reads them
 // again. It fails tb unless the kernel was told everything else.
 func (e *engine) leftGap(tb testing.TB) (gap uint64) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for i := range e.rings {
-		c := &e.rings[i]
+	e.core.Mu.Lock()
+	defer e.core.Mu.Unlock()
+	for i := range e.consumers {
+		c := &e.consumers[i]
 		if c.publishedPos != c.claims.ConsumerPos() {
 			tb.Errorf("ring %d: consumer position %d published, %d consumed", i, c.publishedPos, c.claims.ConsumerPos())
 		}
