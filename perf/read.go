@@ -21,18 +21,14 @@ func (r *Reader) ReadInto(rec *Record) error {
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
 	var op readers.WaitState
-	waiting := false // counted by the waiter only once it must wait
-	defer func() {
-		if waiting {
-			r.core.Wait.End(&op.Ticket)
-		}
-	}()
-	for {
-		if r.core.Wait.Closed() {
-			return ErrClosed
-		}
+	if err := r.core.Wait.Begin(&op.Ticket); err != nil {
+		return err
+	}
+	defer r.core.Wait.End(&op.Ticket)
+	var readErr error // an unknown record type: consumed, and returned
+	err := r.core.ClaimLocked(&op, false, func() (ok, busy bool, err error) {
 		if err := r.checkPausedLocked(); err != nil {
-			return err
+			return false, false, err
 		}
 		for k := range r.consumers {
 			i := (r.turn + k) % len(r.consumers)
@@ -40,7 +36,7 @@ func (r *Reader) ReadInto(rec *Record) error {
 			got, end, ok, err := c.claimOne()
 			if !ok {
 				if err != nil {
-					return err
+					return false, false, err
 				}
 				continue
 			}
@@ -50,18 +46,15 @@ func (r *Reader) ReadInto(rec *Record) error {
 				r.fill(rec, c, got, end)
 			}
 			c.publish()
-			return err
+			readErr = err
+			return true, false, nil
 		}
-		if !waiting {
-			if err := r.core.Wait.Begin(&op.Ticket); err != nil {
-				return err
-			}
-			waiting = true
-		}
-		if err := r.core.WaitLocked(&op, false); err != nil {
-			return err
-		}
+		return false, false, nil
+	})
+	if err != nil {
+		return err
 	}
+	return readErr
 }
 
 // fill copies the record got, ending at end, into rec.

@@ -171,21 +171,13 @@ func (e *engine) nextBatch(b *batch, op *readers.WaitState) error {
 	if b.holding {
 		e.finishLocked(b)
 	}
-	for {
-		if e.core.Wait.Closed() {
-			return ErrClosed
-		}
+	return e.core.ClaimLocked(op, false, func() (ok, busy bool, err error) {
 		if err := e.checkPausedLocked(); err != nil {
-			return err
+			return false, false, err
 		}
-		ok, err := e.claimBatchLocked(b)
-		if ok || err != nil {
-			return err
-		}
-		if err := e.core.WaitLocked(op, false); err != nil {
-			return err
-		}
-	}
+		ok, err = e.claimBatchLocked(b)
+		return ok, false, err
+	})
 }
 
 // claimBatchLocked claims a batch from the first CPU that has records,

@@ -53,25 +53,17 @@ func (r *Reader) claimOneLocked(hold bool) (cl claim, pos uint64, length uint32,
 	}
 	defer r.core.Wait.End(&op.Ticket)
 	c := &r.consumers[0]
-	for {
-		if r.core.Wait.Closed() {
-			return claim{}, 0, 0, ErrClosed
+	err = r.core.ClaimLocked(&op, false, func() (ok, busy bool, err error) {
+		if c.err == nil {
+			cl, pos, length, ok, busy = c.claimOne(hold)
 		}
-		if c.err != nil {
-			return claim{}, 0, 0, c.err
-		}
-		cl, pos, length, ok, busy := c.claimOne(hold)
-		if ok {
-			if hold {
-				r.core.ClaimedLocked()
-			}
-			return cl, pos, length, nil
-		}
-		if c.err != nil {
-			return claim{}, 0, 0, c.err
-		}
-		if err := r.core.WaitLocked(&op, busy); err != nil {
-			return claim{}, 0, 0, err
-		}
+		return ok, busy, c.err
+	})
+	if err != nil {
+		return claim{}, 0, 0, err
 	}
+	if hold {
+		r.core.ClaimedLocked()
+	}
+	return cl, pos, length, nil
 }

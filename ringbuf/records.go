@@ -64,22 +64,9 @@ func (e *engine) nextBatch(b *Batch, op *waitState) error {
 		// claiming it again at once.
 		stalled = e.finishLocked(b) && b.pos == b.claim.Start
 	}
-	for {
-		if e.core.Wait.Closed() {
-			return ErrClosed
-		}
-		if !stalled {
-			ok, busy, err := e.claimBatchLocked(b)
-			if ok || err != nil {
-				return err
-			}
-			stalled = busy
-		}
-		if err := e.core.WaitLocked(op, stalled); err != nil {
-			return err
-		}
-		stalled = false
-	}
+	return e.core.ClaimLocked(op, stalled, func() (ok, busy bool, err error) {
+		return e.claimBatchLocked(b)
+	})
 }
 
 // claimBatchLocked claims a batch from the first ring that has records,

@@ -89,6 +89,30 @@ func (e *Engine) EndLoopLocked(op *WaitState) {
 	e.ReleaseLocked()
 }
 
+// ClaimLocked runs claim until it claims something or fails, waiting in
+// between: the loop of every read and batch, for a read or loop that
+// began op. claim reports busy when a producer is still writing the next
+// record; stalled says so before the first claim (a batch that stopped at
+// such a record), so that the first thing is a back-off.
+func (e *Engine) ClaimLocked(op *WaitState, stalled bool, claim func() (ok, busy bool, err error)) error {
+	for {
+		if e.Wait.Closed() {
+			return os.ErrClosed
+		}
+		if !stalled {
+			ok, busy, err := claim()
+			if ok || err != nil {
+				return err
+			}
+			stalled = busy
+		}
+		if err := e.WaitLocked(op, stalled); err != nil {
+			return err
+		}
+		stalled = false
+	}
+}
+
 // WaitLocked is called with nothing to claim. It publishes every buffer,
 // then returns the error that ends the read (os.ErrClosed, the flush
 // error, os.ErrDeadlineExceeded, a corrupt buffer) or sleeps until
