@@ -17,6 +17,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 )
@@ -140,7 +141,7 @@ func peekUntilClosed(r *Reader, peeks *atomic.Int64) error {
 // (the test runs in a child process, so a fault fails it with the child's
 // output); afterwards no ring mapping and no descriptor is left.
 func TestCloseDuringPeek(t *testing.T) {
-	inChild(t, 2*time.Minute, func(t *testing.T) {
+	bpftest.InChild(t, 2*time.Minute, func(t *testing.T) {
 		const maxRounds = 20_000
 		moreProcs(t)
 		m := newRingMap(t, 64<<10)
@@ -148,7 +149,7 @@ func TestCloseDuringPeek(t *testing.T) {
 		produce(t, p, 100)
 		before := countResources(t)
 
-		stopProducing := keepProducing(t, []*progs.Producer{p}, 2, nil) // a full ring drops: fine here
+		stopProducing := bpftest.KeepProducing(t, []*progs.Producer{p}, 2, nil) // a full ring drops: fine here
 
 		end := time.Now().Add(2 * time.Second)
 		rounds, totalPeeks := 0, int64(0)
