@@ -17,26 +17,14 @@ func (r *Reader) Read() (Record, error) {
 func (r *Reader) ReadInto(rec *Record) error {
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
+	cl, pos, length, err := r.claimOneLocked(false)
+	if err != nil {
+		return err
+	}
 	c := &r.consumers[0]
-	var (
-		pos, next uint64
-		length    uint32
-		ok        bool
-	)
-	if !r.core.Wait.Closed() {
-		pos, length, ok = c.takeReady()
-		next = c.claims.Pos()
-	}
-	if !ok {
-		cl, cpos, clength, err := r.claimOneLocked(false)
-		if err != nil {
-			return err
-		}
-		pos, length, next = cpos, clength, cl.End
-	}
 	rec.RawSample = readers.CopyDestination(rec.RawSample, int(length), c.ring.mapped())
 	copy(rec.RawSample, c.ring.sample(pos, length))
-	rec.Remaining = int(c.producerPos - next)
+	rec.Remaining = int(c.producerPos - cl.End)
 	c.publish()
 	if r.core.Wait.Sleeping() && c.ready() {
 		r.core.Wait.Wake() // records behind this one woke nobody
@@ -45,14 +33,23 @@ func (r *Reader) ReadInto(rec *Record) error {
 }
 
 // claimOneLocked claims the next kept record for Read or Peek, waiting for
-// one; with hold, the caller holds it until it releases it.
+// one; with hold, the caller holds it until it releases it. pos is the
+// record's position: discarded records may lie between cl.Start and it.
 func (r *Reader) claimOneLocked(hold bool) (cl claim, pos uint64, length uint32, err error) {
+	c := &r.consumers[0]
+	if !r.core.Wait.Closed() {
+		if cl, length, ok := c.takeReady(hold); ok {
+			if hold {
+				r.core.ClaimedLocked()
+			}
+			return cl, cl.Start, length, nil
+		}
+	}
 	var op waitState
 	if err := r.core.Wait.Begin(&op.Ticket); err != nil {
 		return claim{}, 0, 0, err
 	}
 	defer r.core.Wait.End(&op.Ticket)
-	c := &r.consumers[0]
 	err = r.core.ClaimLocked(&op, false, func() (ok, busy bool, err error) {
 		if c.err == nil {
 			cl, pos, length, ok, busy = c.claimOne(hold)
