@@ -20,13 +20,8 @@ func (r *Reader) Read() (Record, error) {
 func (r *Reader) ReadInto(rec *Record) error {
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
-	var op readers.WaitState
-	if err := r.core.Wait.Begin(&op.Ticket); err != nil {
-		return err
-	}
-	defer r.core.Wait.End(&op.Ticket)
 	var readErr error // an unknown record type: consumed, and returned
-	err := r.core.ClaimLocked(&op, false, func() (ok, busy bool, err error) {
+	err := r.core.ReadLocked(func() (ok, busy bool, err error) {
 		if err := r.checkPausedLocked(); err != nil {
 			return false, false, err
 		}

@@ -45,12 +45,7 @@ func (r *Reader) claimOneLocked(hold bool) (cl claim, pos uint64, length uint32,
 			return cl, cl.Start, length, nil
 		}
 	}
-	var op waitState
-	if err := r.core.Wait.Begin(&op.Ticket); err != nil {
-		return claim{}, 0, 0, err
-	}
-	defer r.core.Wait.End(&op.Ticket)
-	err = r.core.ClaimLocked(&op, false, func() (ok, busy bool, err error) {
+	err = r.core.ReadLocked(func() (ok, busy bool, err error) {
 		if c.err == nil {
 			cl, pos, length, ok, busy = c.claimOne(hold)
 		}

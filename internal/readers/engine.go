@@ -113,6 +113,17 @@ func (e *Engine) ClaimLocked(op *WaitState, stalled bool, claim func() (ok, busy
 	}
 }
 
+// ReadLocked is ClaimLocked for one read: a wait of its own, begun and
+// ended around it.
+func (e *Engine) ReadLocked(claim func() (ok, busy bool, err error)) error {
+	var op WaitState
+	if err := e.Wait.Begin(&op.Ticket); err != nil {
+		return err
+	}
+	defer e.Wait.End(&op.Ticket)
+	return e.ClaimLocked(&op, false, claim)
+}
+
 // WaitLocked is called with nothing to claim. It publishes every buffer,
 // then returns the error that ends the read (os.ErrClosed, the flush
 // error, os.ErrDeadlineExceeded, a corrupt buffer) or sleeps until
