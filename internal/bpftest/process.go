@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ebpf-zc/ebpf/internal/cpustat"
-	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 
 // The process-level helpers of the stress tests of ringbuf and perf:
@@ -78,12 +77,18 @@ func excerpt(output string) string {
 	return strings.Join(lines[:min(len(lines), 40)], "\n") + "\n...\n" + tail(output, 10)
 }
 
+// Producer is a program that produces records each time it runs, as
+// internal/progs builds them.
+type Producer interface {
+	Run(times int) error
+}
+
 // KeepProducing runs every producer in bursts of 50 runs, on CPU 0, or on
 // CPU 0 and CPU 1 with cpus 2, sleeping pause() between bursts if pause
 // is not nil, until stop is called (or the test ends); stop returns when
 // the producers have stopped. A full ring drops records: the producers
 // count them.
-func KeepProducing(tb testing.TB, producers []*progs.Producer, cpus int, pause func() time.Duration) (stop func()) {
+func KeepProducing[P Producer](tb testing.TB, producers []P, cpus int, pause func() time.Duration) (stop func()) {
 	tb.Helper()
 	done := make(chan struct{})
 	var producing sync.WaitGroup
