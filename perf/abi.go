@@ -166,6 +166,11 @@ func (b *buffer) view(pos uint64, length uint32, scratch *[]byte) []byte {
 	return unsafe.Slice((*byte)(unsafe.Add(b.data, off)), length)
 }
 
+// mapped returns the data area, as the views of its records lie in it.
+func (b *buffer) mapped() []byte {
+	return unsafe.Slice((*byte)(b.data), b.size)
+}
+
 // copyOut copies the length bytes at pos into dst, which holds them.
 func (b *buffer) copyOut(dst []byte, pos uint64) {
 	off := pos & b.mask

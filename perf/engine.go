@@ -3,32 +3,22 @@ package perf
 import (
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/cilium/ebpf"
 
 	"github.com/ebpf-zc/ebpf/internal/epoll"
+	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
-// engine is what a Reader is made of, shaped like the ring buffer
-// reader's (ringbuf/engine.go): a consumer per CPU, one waiter for all of
-// them, and the resources, under one mutex. Reads and loops claim records
-// from the consumers, wait on the waiter when there are none, and release
-// what they read; the resources are freed once the engine is closed and
-// nobody uses them.
+// engine is what a Reader is made of, as the ring buffer reader is: a
+// consumer per CPU and the protocol of internal/readers over them (one
+// mutex, one waiter, the resources). Reads and loops claim records from
+// the consumers, wait when there are none, and release what they read.
 type engine struct {
-	mu           sync.Mutex
-	cpus         []consumer
-	wait         *epoll.Waiter
+	core         readers.Engine
+	consumers    []consumer
 	res          *resources
-	cleanup      runtime.Cleanup
-	users        int         // loop bodies reading a mapping outside mu
-	closed       atomic.Bool // Close was called; running loops read it without mu
-	released     bool        // resources freed
-	turn         int         // the CPU the next read or batch looks at first
+	turn         int // the consumer the next read or batch looks at first
 	overwritable bool
 	paused       bool
 }
@@ -88,27 +78,33 @@ func (res *resources) deleteEntries() error {
 }
 
 // init starts the engine on buffers that are already mapped.
+//
+// Unlike a ring buffer's, a perf buffer's wakeups do not depend on what
+// the reader published (perf_output_wakeup counts bytes or records
+// written, kernel/events/ring_buffer.c), so a claim held by a loop body
+// strands no sleeper and a wait needs no bound.
 func (e *engine) init(bufs []*buffer, res *resources, overwritable bool) error {
 	for i, buf := range bufs {
 		c, err := newConsumer(buf, res.cpus[i], overwritable)
 		if err != nil {
 			return err
 		}
-		e.cpus = append(e.cpus, c)
+		e.consumers = append(e.consumers, c)
 	}
 	e.res, e.overwritable = res, overwritable
-	e.wait = epoll.NewWaiter(&e.mu, res.poller, ErrFlushed)
+	e.core.Init((*engineBuffers)(e), res.poller, ErrFlushed, res.free, 0)
 	return nil
 }
 
-func (e *engine) publishAllLocked() {
-	if e.released {
-		return
-	}
-	for i := range e.cpus {
-		e.cpus[i].publish()
-	}
-}
+// engineBuffers is the engine as readers.Buffers sees it: a type of its
+// own, so that these methods do not become the Reader's.
+type engineBuffers engine
+
+func (b *engineBuffers) Len() int          { return len(b.consumers) }
+func (b *engineBuffers) Publish(i int)     { b.consumers[i].publish() }
+func (b *engineBuffers) Ready(i int) bool  { return b.consumers[i].ready() }
+func (b *engineBuffers) Err(i int) error   { return b.consumers[i].err }
+func (b *engineBuffers) Pinned(i int) bool { return false } // no bound needed, above
 
 // checkPausedLocked returns ErrMustBePaused for a read of an overwritable
 // buffer the kernel may still be writing.
@@ -119,72 +115,10 @@ func (e *engine) checkPausedLocked() error {
 	return nil
 }
 
-// waitLocked is called with nothing to claim. It publishes every buffer,
-// then returns the error that ends the read (ErrClosed, ErrFlushed,
-// os.ErrDeadlineExceeded, a corrupt buffer) or sleeps until records may be
-// there; nil means look again.
-//
-// Unlike a ring buffer's, a perf buffer's wakeups do not depend on what
-// the reader published (perf_output_wakeup counts bytes or records
-// written, kernel/events/ring_buffer.c), so a claim held by a loop body
-// strands no sleeper and the sleep needs no bound.
-func (e *engine) waitLocked() error {
-	e.publishAllLocked()
-	timeout, err := e.wait.Check()
-	if err != nil {
-		return err
-	}
-	for i := range e.cpus {
-		c := &e.cpus[i]
-		if c.ready() {
-			return nil // produced since the last claim, below the wakeup threshold
-		}
-		if c.err != nil {
-			return c.err
-		}
-	}
-	e.wait.Sleep(timeout)
-	if e.wait.Closed() {
-		return errors.Join(ErrClosed, e.releaseLocked())
-	}
-	return nil
-}
-
-// releasedLocked is called after a loop's claim on c ended: records given
-// back go to whoever sleeps.
-func (e *engine) releasedLocked(gaveBack bool) {
-	e.users--
-	if gaveBack && e.wait.Sleeping() {
-		e.wait.Wake()
-	}
-}
-
-// releaseLocked frees the resources of a closed engine once nobody uses
-// them.
-func (e *engine) releaseLocked() error {
-	if !e.wait.Closed() || e.released || !e.wait.Idle() || e.users > 0 {
-		return nil
-	}
-	e.released = true
-	return e.res.free()
-}
-
-func (e *engine) setDeadline(t time.Time) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.wait.SetDeadline(t)
-}
-
-func (e *engine) flush() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.wait.Flush()
-}
-
 func (e *engine) pause() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.wait.Closed() {
+	e.core.Mu.Lock()
+	defer e.core.Mu.Unlock()
+	if e.core.Wait.Closed() {
 		return fmt.Errorf("perf: pause: %w", ErrClosed)
 	}
 	if err := e.res.deleteEntries(); err != nil {
@@ -195,9 +129,9 @@ func (e *engine) pause() error {
 }
 
 func (e *engine) resume() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.wait.Closed() {
+	e.core.Mu.Lock()
+	defer e.core.Mu.Unlock()
+	if e.core.Wait.Closed() {
 		return fmt.Errorf("perf: resume: %w", ErrClosed)
 	}
 	if err := e.res.putEntries(); err != nil {
@@ -208,17 +142,7 @@ func (e *engine) resume() error {
 }
 
 func (e *engine) close() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.wait.Closed() {
-		return nil
-	}
-	e.publishAllLocked()
 	// Producers fail with ENOENT from now on, as cilium/ebpf documents,
 	// even while the caller's map (which shares the entries) stays open.
-	err := e.res.deleteEntries()
-	e.closed.Store(true)
-	e.wait.Close()
-	e.cleanup.Stop()
-	return errors.Join(err, e.releaseLocked())
+	return e.core.Close(e.res.deleteEntries)
 }

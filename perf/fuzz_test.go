@@ -180,7 +180,7 @@ func FuzzBuffer(f *testing.F) {
 					t.Fatal("more records than the buffer holds")
 				}
 			}
-			if c := &r.cpus[0]; !c.claims.Empty() {
+			if c := &r.consumers[0]; !c.claims.Empty() {
 				t.Fatalf("claims left after the reads: %s", &c.claims)
 			}
 			r.Close()

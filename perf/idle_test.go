@@ -50,6 +50,23 @@ func TestIdleWaitersAndClose(t *testing.T) {
 			fds, maps, fdsBefore, mapsBefore)
 	}
 
+	ended := idleWaiters(r)
+	time.Sleep(20 * time.Millisecond)
+	for _, cpu := range testCPUs(t) {
+		runOn(t, p, cpu, 100)
+	}
+	r.SetDeadline(time.Now().Add(time.Hour))
+	r.SetDeadline(time.Time{})
+	checkIdleWaiters(t, r, ended)
+	if fds, maps := openResources(t); fds > fdsBefore || maps > mapsBefore {
+		t.Errorf("after Close: %d fds and %d perf mappings, before %d and %d", fds, maps, fdsBefore, mapsBefore)
+	}
+}
+
+// idleWaiters starts the three waiters of the idle tests on r, two
+// Records loops and a ReadInto loop, and returns where each sends the
+// error that ends it.
+func idleWaiters(r *Reader) chan error {
 	ended := make(chan error, 3)
 	for range 2 {
 		go func() {
@@ -71,14 +88,15 @@ func TestIdleWaitersAndClose(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(20 * time.Millisecond)
-	for _, cpu := range testCPUs(t) {
-		runOn(t, p, cpu, 100)
-	}
-	r.SetDeadline(time.Now().Add(time.Hour))
-	r.SetDeadline(time.Time{})
-	time.Sleep(50 * time.Millisecond) // the wake-ups settle
+	return ended
+}
 
+// checkIdleWaiters fails t if idleWaiters' three waiters, with nothing to
+// read, use over 5 % of a CPU, or end before Close, or end after Close
+// with anything but ErrClosed.
+func checkIdleWaiters(t *testing.T, r *Reader, ended chan error) {
+	t.Helper()
+	time.Sleep(50 * time.Millisecond) // the wake-ups settle
 	start, cpu := time.Now(), processCPU(t)
 	time.Sleep(500 * time.Millisecond)
 	used, wall := processCPU(t)-cpu, time.Since(start)
@@ -91,7 +109,6 @@ func TestIdleWaitersAndClose(t *testing.T) {
 		t.Fatalf("a waiter ended while idle: %v", err)
 	default:
 	}
-
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +121,5 @@ func TestIdleWaitersAndClose(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("a waiter did not end after Close")
 		}
-	}
-	if fds, maps := openResources(t); fds > fdsBefore || maps > mapsBefore {
-		t.Errorf("after Close: %d fds and %d perf mappings, before %d and %d", fds, maps, fdsBefore, mapsBefore)
 	}
 }

@@ -163,7 +163,7 @@ func TestCloseAnyInstant(t *testing.T) {
 				t.Fatalf("round %d: a reader ended with %v, want ErrClosed", round, err)
 			}
 		}
-		if !r.released {
+		if !r.core.Released() {
 			t.Fatalf("round %d: resources not freed after every reader ended", round)
 		}
 	}
@@ -179,9 +179,9 @@ func TestNothingHeldBack(t *testing.T) {
 	cpu := testCPUs(t)[0]
 	runOn(t, p, cpu, 10)
 	var c *consumer
-	for i := range r.cpus {
-		if r.cpus[i].cpu == cpu {
-			c = &r.cpus[i]
+	for i := range r.consumers {
+		if r.consumers[i].cpu == cpu {
+			c = &r.consumers[i]
 		}
 	}
 	recordBytes := uint64(headerSize + 4 + rawLen(32))

@@ -1,5 +1,9 @@
 package perf
 
+import (
+	"github.com/ebpf-zc/ebpf/internal/readers"
+)
+
 // Read returns the next record, copied: the bytes stay valid after later
 // reads and after Close. It blocks until a record arrives, the deadline
 // passes, Flush or Close is called.
@@ -14,28 +18,20 @@ func (r *Reader) Read() (Record, error) {
 // it returns, the kernel knows the record's space is free. A record of an
 // unknown type is consumed and returned as an error (IsUnknownEvent).
 func (r *Reader) ReadInto(rec *Record) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	waiting := false // counted by the waiter only once it must wait
-	defer func() {
-		if waiting {
-			r.wait.End()
-		}
-	}()
-	for {
-		if r.closed.Load() {
-			return ErrClosed
-		}
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
+	var readErr error // an unknown record type: consumed, and returned
+	err := r.core.ReadLocked(func() (ok, busy bool, err error) {
 		if err := r.checkPausedLocked(); err != nil {
-			return err
+			return false, false, err
 		}
-		for k := range r.cpus {
-			i := (r.turn + k) % len(r.cpus)
-			c := &r.cpus[i]
+		for k := range r.consumers {
+			i := (r.turn + k) % len(r.consumers)
+			c := &r.consumers[i]
 			got, end, ok, err := c.claimOne()
 			if !ok {
 				if err != nil {
-					return err
+					return false, false, err
 				}
 				continue
 			}
@@ -45,18 +41,15 @@ func (r *Reader) ReadInto(rec *Record) error {
 				r.fill(rec, c, got, end)
 			}
 			c.publish()
-			return err
+			readErr = err
+			return true, false, nil
 		}
-		if !waiting {
-			if err := r.wait.Begin(); err != nil {
-				return err
-			}
-			waiting = true
-		}
-		if err := r.waitLocked(); err != nil {
-			return err
-		}
+		return false, false, nil
+	})
+	if err != nil {
+		return err
 	}
+	return readErr
 }
 
 // fill copies the record got, ending at end, into rec.
@@ -67,9 +60,6 @@ func (r *Reader) fill(rec *Record, c *consumer, got record, end uint64) {
 		return
 	}
 	rec.LostSamples = 0
-	if int(got.dataLen) > cap(rec.RawSample) {
-		rec.RawSample = make([]byte, got.dataLen)
-	}
-	rec.RawSample = rec.RawSample[:got.dataLen]
+	rec.RawSample = readers.CopyDestination(rec.RawSample, int(got.dataLen), c.buf.mapped())
 	c.buf.copyOut(rec.RawSample, got.dataPos)
 }

@@ -3,6 +3,7 @@ package perf
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"runtime"
 	"time"
@@ -111,7 +112,11 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 	case opts.Watermark >= perCPUBuffer:
 		return nil, errors.New("perf: Watermark must be smaller than perCPUBuffer")
 	}
-	res, bufs, err := openEvents(array, dataPages(perCPUBuffer), opts)
+	pages, err := dataPages(perCPUBuffer)
+	if err != nil {
+		return nil, fmt.Errorf("perf: %w", err)
+	}
+	res, bufs, err := openEvents(array, pages, opts)
 	if err != nil {
 		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.free()))
 	}
@@ -125,19 +130,24 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 		// caller's map file.
 		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.deleteEntries(), res.free()))
 	}
-	r.cleanup = runtime.AddCleanup(r, func(res *resources) { res.free() }, r.res)
+	r.core.Cleanup = runtime.AddCleanup(r, func(res *resources) { res.free() }, r.res)
 	return r, nil
 }
 
+// maxDataPages bounds a buffer's pages: rb_alloc takes their number as an
+// int (kernel/events/ring_buffer.c), so a power of two above 1<<30 never
+// maps, and a count that large cannot overflow the mapping's size.
+const maxDataPages = 1 << 30
+
 // dataPages is the number of pages of a buffer of at least perCPUBuffer
 // bytes: a power of two, as perf_mmap requires (kernel/events/core.c).
-func dataPages(perCPUBuffer int) int {
-	page := os.Getpagesize()
-	n := 1
-	for n*page < perCPUBuffer {
-		n *= 2
+func dataPages(perCPUBuffer int) (int, error) {
+	page := uint64(os.Getpagesize())
+	pages := (uint64(perCPUBuffer) + page - 1) / page
+	if pages > maxDataPages {
+		return 0, fmt.Errorf("perCPUBuffer %d is not between 1 and %d", perCPUBuffer, maxDataPages*page)
 	}
-	return n
+	return 1 << bits.Len64(pages-1), nil
 }
 
 // openEvents opens, maps and polls the event of every online CPU. On
@@ -186,14 +196,14 @@ func (r *Reader) BufferSize() int { return r.bufferSize }
 // first. The zero time removes the deadline; a time in the past makes
 // reads return what is there without blocking. It takes effect at once,
 // also for reads that are already waiting.
-func (r *Reader) SetDeadline(t time.Time) { r.setDeadline(t) }
+func (r *Reader) SetDeadline(t time.Time) { r.core.SetDeadline(t) }
 
 // Flush makes reads and loops in progress stop waiting: they return the
-// records in the buffers, then ErrFlushed. As many reads and loops end so
-// as were in progress, or, with none in progress, the next one to find
-// the buffers empty. Use it to drain records below the Watermark or
+// records in the buffers, then ErrFlushed. Every read and loop in progress
+// when Flush is called ends so, however soon others read again; with none
+// in progress, the next one to find the buffers empty does. Use it to drain records below the Watermark or
 // WakeupEvents threshold, which wake no reader.
-func (r *Reader) Flush() error { return r.flush() }
+func (r *Reader) Flush() error { return r.core.Flush() }
 
 // Pause removes the Reader's events from the array: BPF programs' writes
 // fail with ENOENT until Resume, and reads wait for records that cannot
@@ -205,8 +215,10 @@ func (r *Reader) Resume() error { return r.resume() }
 
 // Close stops the Reader: every blocked read and loop returns ErrClosed,
 // and BPF programs' writes fail with ENOENT. It may be called from any
-// goroutine and more than once. What was consumed is published first. The
-// buffers stay mapped until the last running loop body returns.
+// goroutine and more than once. What was consumed is published first. A
+// running loop yields the rest of the batch it holds, then ErrClosed, as
+// the ring buffer reader's do; the buffers stay mapped until the last of
+// them is done.
 func (r *Reader) Close() error { return r.close() }
 
 // unknownEventError is returned for a record of a type a Reader does not

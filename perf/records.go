@@ -1,6 +1,10 @@
 package perf
 
-import "iter"
+import (
+	"iter"
+
+	"github.com/ebpf-zc/ebpf/internal/readers"
+)
 
 // Records returns an iterator over the records of every CPU's buffer,
 // consumed in place:
@@ -48,23 +52,21 @@ func (e *engine) records(yield func(*Record, error) bool) {
 		rec     Record
 		b       batch
 		scratch []byte // a sample that wraps around a buffer's end
+		op      readers.WaitState
 	)
-	e.mu.Lock()
-	err := e.wait.Begin()
-	e.mu.Unlock()
-	if err != nil {
+	if err := e.core.Begin(&op); err != nil {
 		yield(nil, err)
 		return
 	}
 	// mu is never held while the body runs, so this runs the same way on
 	// break, on return and when the body panics.
-	defer e.endLoop(&b)
+	defer e.endLoop(&b, &op)
 	for {
-		if err := e.nextBatch(&b); err != nil {
+		if err := e.nextBatch(&b, &op); err != nil {
 			yield(nil, err)
 			return
 		}
-		rec.CPU = e.cpus[b.cpu].cpu
+		rec.CPU = e.consumers[b.cpu].cpu
 		if !e.yieldBatch(&b, &rec, &scratch, yield) {
 			return
 		}
@@ -84,17 +86,18 @@ type batch struct {
 }
 
 // yieldBatch yields b's records from b.pos on, and reports whether the
-// loop body asked for more. It stops at b.limit, at a corrupt record (in
-// b.err) and once the engine is closed.
+// loop body asked for more. It stops at b.limit and at a corrupt record
+// (in b.err); after Close it goes on to the end of the batch, as the ring
+// buffer reader's loops do.
 //
 // The hot loop: one header load per record, a size load per sample,
 // nothing called but yield and small methods; the checks keep every read
 // inside the claim even if the buffer changes under us.
 func (e *engine) yieldBatch(b *batch, rec *Record, scratch *[]byte, yield func(*Record, error) bool) bool {
-	c := &e.cpus[b.cpu]
-	buf, closed, overwrite := c.buf, &e.closed, c.overwrite
+	c := &e.consumers[b.cpu]
+	buf, overwrite := c.buf, c.overwrite
 	p, limit, end, bias := b.pos, b.limit, b.claim.End, b.bias
-	for p < limit && !closed.Load() {
+	for p < limit {
 		h := buf.headerAt(p - bias)
 		size := uint64(h.size)
 		if size < sampleHeaderSize || size%recordAlign != 0 || size > end-p || h.typ != recordSample {
@@ -133,7 +136,7 @@ func (e *engine) yieldBatch(b *batch, rec *Record, scratch *[]byte, yield func(*
 // returns ok false to stop the walk (with more, whether the body asked for
 // more), else the position after the record.
 func (e *engine) yieldOther(b *batch, rec *Record, p, end uint64, yield func(*Record, error) bool) (more bool, next uint64, ok bool) {
-	c := &e.cpus[b.cpu]
+	c := &e.consumers[b.cpu]
 	got, err := c.buf.parse(p-b.bias, end-p)
 	switch {
 	case err != nil && c.overwrite:
@@ -162,27 +165,19 @@ func (e *engine) yieldOther(b *batch, rec *Record, p, end uint64, yield func(*Re
 
 // nextBatch ends the loop's batch, if it holds one, and claims the next,
 // waiting for records as a read does.
-func (e *engine) nextBatch(b *batch) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *engine) nextBatch(b *batch, op *readers.WaitState) error {
+	e.core.Mu.Lock()
+	defer e.core.Mu.Unlock()
 	if b.holding {
 		e.finishLocked(b)
 	}
-	for {
-		if e.closed.Load() {
-			return ErrClosed
-		}
+	return e.core.ClaimLocked(op, false, func() (ok, busy bool, err error) {
 		if err := e.checkPausedLocked(); err != nil {
-			return err
+			return false, false, err
 		}
-		ok, err := e.claimBatchLocked(b)
-		if ok || err != nil {
-			return err
-		}
-		if err := e.waitLocked(); err != nil {
-			return err
-		}
-	}
+		ok, err = e.claimBatchLocked(b)
+		return ok, false, err
+	})
 }
 
 // claimBatchLocked claims a batch from the first CPU that has records,
@@ -190,10 +185,10 @@ func (e *engine) nextBatch(b *batch) error {
 // batch of min(size/8, 256 KiB) (and the record crossing it) from each per
 // turn.
 func (e *engine) claimBatchLocked(b *batch) (ok bool, err error) {
-	alone := e.wait.Active() == 1
-	for k := range e.cpus {
-		i := (e.turn + k) % len(e.cpus)
-		c := &e.cpus[i]
+	alone := e.core.Wait.Active() == 1
+	for k := range e.consumers {
+		i := (e.turn + k) % len(e.consumers)
+		c := &e.consumers[i]
 		if c.err != nil {
 			return false, c.err
 		}
@@ -214,7 +209,7 @@ func (e *engine) claimBatchLocked(b *batch) (ok bool, err error) {
 			head:    c.head,
 			holding: true,
 		}
-		e.users++
+		e.core.ClaimedLocked()
 		return true, nil
 	}
 	return false, nil
@@ -224,27 +219,25 @@ func (e *engine) claimBatchLocked(b *batch) (ok bool, err error) {
 // back, and data_tail published, so the kernel never waits for more than
 // a batch.
 func (e *engine) finishLocked(b *batch) {
-	c := &e.cpus[b.cpu]
+	c := &e.consumers[b.cpu]
 	b.holding = false
 	if b.err != nil && c.err == nil {
 		c.err = b.err
 	}
 	gaveBack := c.claims.Release(b.claim, b.pos)
-	if !e.released {
+	if !e.core.Released() {
 		c.publish()
 	}
-	e.releasedLocked(gaveBack)
+	e.core.ReleasedLocked(b.cpu, gaveBack)
 }
 
 // endLoop ends a loop however it stops: its batch is released and what it
 // consumed published.
-func (e *engine) endLoop(b *batch) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *engine) endLoop(b *batch, op *readers.WaitState) {
+	e.core.Mu.Lock()
+	defer e.core.Mu.Unlock()
 	if b.holding {
 		e.finishLocked(b)
 	}
-	e.wait.End()
-	e.publishAllLocked()
-	e.releaseLocked()
+	e.core.EndLoopLocked(op)
 }

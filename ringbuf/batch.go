@@ -4,8 +4,9 @@ import "iter"
 
 // Batch is a run of records claimed by one loop of Batches: at most
 // min(size/8, 256 KiB) of one ring, and the record that crosses that
-// bound. Its samples are read with Samples. A Batch is valid only in the
-// body of the loop that yielded it; the loop reuses it for the next.
+// bound. Its samples are read with Samples. A Batch belongs to the body of
+// the loop that yielded it: the loop reuses it for the next batch, and
+// once the loop has ended, its Samples yield nothing.
 type Batch struct {
 	ring     *ring
 	index    int // the ring's index in the engine
@@ -34,6 +35,9 @@ func (b *Batch) Ring() int { return b.key }
 // registers, one header load a record.
 func (b *Batch) Samples() iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
+		if !b.holding {
+			return // the loop ended: its records went back, its ring may be unmapped
+		}
 		area := b.ring.dataArea // in registers: the stores to b.pos cannot change it
 		p, limit, end := b.pos, b.limit, b.claim.End
 		var ahead header
@@ -109,16 +113,13 @@ func (e *engine) batches(yield func(*Batch, error) bool) {
 		b  Batch
 		op waitState
 	)
-	e.mu.Lock()
-	err := e.wait.Begin()
-	e.mu.Unlock()
-	if err != nil {
+	if err := e.core.Begin(&op); err != nil {
 		yield(nil, err)
 		return
 	}
 	// mu is never held while the body runs, so this runs the same way on
 	// break, on return and when the body panics.
-	defer e.endLoop(&b)
+	defer e.endLoop(&b, &op)
 	for {
 		if err := e.nextBatch(&b, &op); err != nil {
 			yield(nil, err)

@@ -65,7 +65,7 @@ func TestBatchesInOrder(t *testing.T) {
 				t.Fatalf("perBatch %d: record %d has seq %d", perBatch, i, seq)
 			}
 		}
-		if got, want := r.rings[0].ring.loadConsumer(), uint64(100*72); got != want {
+		if got, want := r.consumers[0].ring.loadConsumer(), uint64(100*72); got != want {
 			t.Fatalf("perBatch %d: kernel's consumer position %d, want %d", perBatch, got, want)
 		}
 	}
@@ -89,7 +89,7 @@ func TestBatchesBreakAndPanic(t *testing.T) {
 		}
 		break
 	}
-	if got, want := r.rings[0].ring.loadConsumer(), uint64(24); got != want {
+	if got, want := r.consumers[0].ring.loadConsumer(), uint64(24); got != want {
 		t.Fatalf("kernel's consumer position %d after one sample and a break, want %d", got, want)
 	}
 	func() {
@@ -110,7 +110,7 @@ func TestBatchesBreakAndPanic(t *testing.T) {
 			}
 		}
 	}()
-	if got, want := r.rings[0].ring.loadConsumer(), uint64(3*24); got != want {
+	if got, want := r.consumers[0].ring.loadConsumer(), uint64(3*24); got != want {
 		t.Fatalf("kernel's consumer position %d after a panic on the second sample, want %d", got, want)
 	}
 	r.SetDeadline(time.Now())

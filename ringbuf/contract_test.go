@@ -70,7 +70,7 @@ func TestConsumedSpaceReachesKernel(t *testing.T) {
 			r := newTestReader(t, m)
 			produce(t, p, (16<<10)/(128+headerSize)) // as many as fit
 			style.consume(t, r, 10)
-			if got, want := r.rings[0].ring.loadConsumer(), uint64(10*(128+headerSize)); got != want {
+			if got, want := r.consumers[0].ring.loadConsumer(), uint64(10*(128+headerSize)); got != want {
 				t.Errorf("kernel's consumer position %d after 10 records, want %d", got, want)
 			}
 			produce(t, p, 10) // fails on a drop
@@ -104,7 +104,7 @@ func TestErrorsPublishFirst(t *testing.T) {
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("loop ended with %v, want %v", err, tc.wantErr)
 				}
-				if got, want := r.rings[0].ring.loadConsumer(), uint64(20*24); got != want {
+				if got, want := r.consumers[0].ring.loadConsumer(), uint64(20*24); got != want {
 					t.Fatalf("kernel's consumer position %d at %v, want %d", got, err, want)
 				}
 			}
@@ -136,14 +136,14 @@ func TestRecordsBodyPanics(t *testing.T) {
 	if got := panicking(false); got != "body" {
 		t.Fatalf("recovered %v, want the body's panic", got)
 	}
-	if got, want := r.rings[0].ring.loadConsumer(), uint64(24); got != want {
+	if got, want := r.consumers[0].ring.loadConsumer(), uint64(24); got != want {
 		t.Fatalf("kernel's consumer position %d after a panic on the first record, want %d", got, want)
 	}
 	r.SetDeadline(time.Now())
 	if got := panicking(true); got != "body" {
 		t.Fatalf("recovered %v from a panic on the error pair, want the body's", got)
 	}
-	if got, want := r.rings[0].ring.loadConsumer(), uint64(3*24); got != want {
+	if got, want := r.consumers[0].ring.loadConsumer(), uint64(3*24); got != want {
 		t.Fatalf("kernel's consumer position %d, want %d", got, want)
 	}
 	r.SetDeadline(time.Time{})
@@ -261,7 +261,7 @@ func TestCloseNeverRewinds(t *testing.T) {
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := second.rings[0].ring.loadConsumer(), uint64(5*24); got != want {
+	if got, want := second.consumers[0].ring.loadConsumer(), uint64(5*24); got != want {
 		t.Fatalf("kernel's consumer position %d after the stale reader closed, want %d", got, want)
 	}
 

@@ -105,7 +105,7 @@ func FuzzRing(f *testing.F) {
 				break
 			}
 		}
-		if c := &r.rings[0]; !c.claims.Empty() && c.err == nil {
+		if c := &r.consumers[0]; !c.claims.Empty() && c.err == nil {
 			t.Fatalf("claims left after every read returned: %s", &c.claims)
 		}
 		r.Close()

@@ -68,7 +68,7 @@ func TestCloseUnblocks(t *testing.T) {
 			if _, err := r.Read(); !errors.Is(err, ErrClosed) {
 				t.Errorf("Read after Close: %v", err)
 			}
-			if !r.released {
+			if !r.core.Released() {
 				t.Error("mapping not released after every reader left")
 			}
 		})
@@ -94,7 +94,7 @@ func TestCloseWhileBodyHoldsView(t *testing.T) {
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if r.released {
+		if r.core.Released() {
 			t.Fatal("Close unmapped the ring under a running body")
 		}
 		runtime.GC()
@@ -107,10 +107,10 @@ func TestCloseWhileBodyHoldsView(t *testing.T) {
 	if n != 3 || !errors.Is(last, ErrClosed) {
 		t.Fatalf("loop yielded %d records and ended with %v, want the batch of 3 and ErrClosed", n, last)
 	}
-	if !r.released {
+	if !r.core.Released() {
 		t.Fatal("mapping not released after the body returned")
 	}
-	if got, want := r.rings[0].publishedPos, uint64(3*208); got != want {
+	if got, want := r.consumers[0].publishedPos, uint64(3*208); got != want {
 		t.Fatalf("consumer position %d published after the loop, want %d", got, want)
 	}
 }
@@ -129,7 +129,7 @@ func TestCloseWithPeekView(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if r.released {
+	if r.core.Released() {
 		t.Fatal("Close unmapped the ring under a held view")
 	}
 	if _, err := progs.CheckRecord(rec.RawSample, 64, true); err != nil {
@@ -138,10 +138,10 @@ func TestCloseWithPeekView(t *testing.T) {
 	if err := r.Consume(); err != nil {
 		t.Fatalf("Consume after Close: %v", err)
 	}
-	if !r.released {
+	if !r.core.Released() {
 		t.Fatal("mapping not released by Consume")
 	}
-	if got, want := r.rings[0].publishedPos, uint64(72); got != want {
+	if got, want := r.consumers[0].publishedPos, uint64(72); got != want {
 		t.Fatalf("consumer position %d published by Consume after Close, want %d", got, want)
 	}
 	if err := r.Consume(); !errors.Is(err, ErrClosed) {

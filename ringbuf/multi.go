@@ -123,7 +123,7 @@ func newMultiReader(maps []*ebpf.Map, keys []int) (_ *MultiReader, err error) {
 	if err := mr.init(rings, keys, res); err != nil {
 		return nil, err
 	}
-	mr.cleanup = runtime.AddCleanup(mr, func(res *resources) { res.free() }, res)
+	mr.core.Cleanup = runtime.AddCleanup(mr, func(res *resources) { res.free() }, res)
 	return mr, nil
 }
 
@@ -152,17 +152,17 @@ func distinctMaps(maps []*ebpf.Map, keys []int) error {
 }
 
 // Rings returns how many rings the MultiReader reads.
-func (mr *MultiReader) Rings() int { return len(mr.rings) }
+func (mr *MultiReader) Rings() int { return len(mr.consumers) }
 
 // SetDeadline is Reader.SetDeadline for every ring at once.
-func (mr *MultiReader) SetDeadline(t time.Time) { mr.setDeadline(t) }
+func (mr *MultiReader) SetDeadline(t time.Time) { mr.core.SetDeadline(t) }
 
 // Flush is Reader.Flush for every ring at once: loops in progress (or the
 // next one) return what the rings hold, then ErrFlushed.
-func (mr *MultiReader) Flush() error { return mr.flush() }
+func (mr *MultiReader) Flush() error { return mr.core.Flush() }
 
 // Close is Reader.Close for every ring at once.
-func (mr *MultiReader) Close() error { return mr.close() }
+func (mr *MultiReader) Close() error { return mr.core.Close(nil) }
 
 // Records returns an iterator over the records of every ring, consumed in
 // place, with Reader.Records' contract; rec.Ring says where each came

@@ -133,7 +133,7 @@ func TestMultiReaderExactlyOnce(t *testing.T) {
 		if err := trackers[i].Check(produced, dropped); err != nil {
 			t.Errorf("ring %d: %v", i, err)
 		}
-		if got, want := mr.rings[i].ring.loadConsumer(), atomicProducer(&mr.rings[i]); got != want {
+		if got, want := mr.consumers[i].ring.loadConsumer(), atomicProducer(&mr.consumers[i]); got != want {
 			t.Errorf("ring %d: kernel's consumer position %d after the loops ended, producer at %d", i, got, want)
 		}
 	}
@@ -160,7 +160,7 @@ func TestMultiReaderFairness(t *testing.T) {
 	produce(t, busyProducer, (1<<20)/24)
 	produce(t, quietProducer, 10)
 	mr := newTestMultiReader(t, busy, quiet)
-	batch := int(mr.rings[0].batchBytes/24) + 1 // records of the busy ring in one turn
+	batch := int(mr.consumers[0].batchBytes/24) + 1 // records of the busy ring in one turn
 
 	for turn := range 2 { // a loop may start with either ring
 		seen, quietSeen := 0, 0
@@ -309,7 +309,7 @@ func TestMultiReaderStops(t *testing.T) {
 			if tc.wantErr == ErrClosed {
 				return // the mappings are gone
 			}
-			for i, r := range mr.rings {
+			for i, r := range mr.consumers {
 				if got := r.ring.loadConsumer(); got != 5*24 {
 					t.Errorf("ring %d: kernel's consumer position %d, want %d", i, got, 5*24)
 				}

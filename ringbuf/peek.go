@@ -21,8 +21,8 @@ func (r *Reader) PeekInto(rec *Record) error {
 	if r.copyOnly != nil {
 		return errCopyOnly
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
 	if r.peeking {
 		return fmt.Errorf("ringbuf: %w", ErrConcurrentPeek)
 	}
@@ -33,7 +33,7 @@ func (r *Reader) PeekInto(rec *Record) error {
 		return err
 	}
 	r.viewHeld, r.peeked = true, cl
-	c := &r.rings[0]
+	c := &r.consumers[0]
 	c.publish() // discarded records skipped on the way
 	rec.RawSample = c.ring.sample(pos, length)
 	rec.Remaining = int(c.producerPos - cl.End)
@@ -50,18 +50,18 @@ func (r *Reader) Consume() error {
 	if r.copyOnly != nil {
 		return errCopyOnly
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
 	if !r.viewHeld {
-		if r.wait.Closed() {
+		if r.core.Wait.Closed() {
 			return ErrClosed
 		}
 		return ErrNotPeeked
 	}
 	r.viewHeld, r.peeking = false, false
-	c := &r.rings[0]
+	c := &r.consumers[0]
 	gaveBack := c.claims.Release(r.peeked, r.peeked.End)
 	c.publish()
-	r.releasedLocked(c, gaveBack)
-	return r.releaseLocked()
+	r.core.ReleasedLocked(0, gaveBack)
+	return r.core.ReleaseLocked()
 }

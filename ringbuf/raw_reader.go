@@ -66,15 +66,11 @@ func (rr *RawReader) WithLease(fn func(Lease) error) error {
 		return fmt.Errorf("ringbuf: %w: a lease is running", errConcurrent)
 	}
 	id++
-	e := rr.rd.engine
-	e.mu.Lock()
-	err := e.wait.Begin()
-	e.mu.Unlock()
-	if err != nil {
+	rr.op = waitState{}
+	if err := rr.rd.core.Begin(&rr.op); err != nil {
 		rr.leaseID.Add(1)
 		return fmt.Errorf("ringbuf: %w", err)
 	}
-	rr.op = waitState{}
 	defer rr.endLease()
 	return fn(Lease{rr: rr, id: id})
 }
@@ -83,27 +79,26 @@ func (rr *RawReader) WithLease(fn func(Lease) error) error {
 func (rr *RawReader) endLease() {
 	defer rr.leaseID.Add(1) // last: the next lease finds this one ended
 	e := rr.rd.engine
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.core.Mu.Lock()
+	defer e.core.Mu.Unlock()
 	rr.commitLocked()
-	e.wait.End()
-	e.releaseLocked()
+	e.core.EndLoopLocked(&rr.op)
 }
 
 // commitLocked releases the lease's claims, consumed up to pos, and tells
 // the kernel.
 func (rr *RawReader) commitLocked() {
 	e := rr.rd.engine
-	c := &e.rings[0]
+	c := &e.consumers[0]
 	for i, cl := range rr.held {
 		upTo := cl.End
 		if i == len(rr.held)-1 {
 			upTo = rr.pos // the rest goes back, to be claimed again
 		}
-		e.releasedLocked(c, c.claims.Release(cl, upTo))
+		e.core.ReleasedLocked(0, c.claims.Release(cl, upTo))
 	}
 	rr.held, rr.end = rr.held[:0], rr.pos
-	if !e.released {
+	if !e.core.Released() {
 		c.publish()
 	}
 }
@@ -176,28 +171,28 @@ func (s Lease) ReadSample() (data []byte, remain int, err error) {
 // waits for some.
 func (rr *RawReader) more(busy bool) error {
 	e := rr.rd.engine
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c := &e.rings[0]
+	e.core.Mu.Lock()
+	defer e.core.Mu.Unlock()
+	c := &e.consumers[0]
 	if !busy && rr.pos < rr.end && c.err == nil {
 		c.err = c.ring.corrupt(rr.pos, rr.end, c.ring.headerAt(rr.pos))
 	}
 	for {
 		var err error
 		switch {
-		case e.wait.Closed():
+		case e.core.Wait.Closed():
 			err = ErrClosed
 		case c.err != nil:
 			err = c.err
 		case busy:
 			// The record is there, only not submitted yet: back off
 			// keeping the views, no wake-up is needed to see it.
-			if err = e.waitLocked(&rr.op, true); err == nil {
+			if err = e.core.WaitLocked(&rr.op, true); err == nil {
 				return nil
 			}
 		default:
 			if cl, ok, _ := c.claimBatch(true); ok {
-				e.claimedLocked()
+				e.core.ClaimedLocked()
 				if len(rr.held) == 0 {
 					rr.pos = cl.Start
 				}
@@ -211,7 +206,7 @@ func (rr *RawReader) more(busy bool) error {
 			// The ring is empty: commit, so that the kernel wakes us for
 			// the next record, then wait for it.
 			rr.commitLocked()
-			if err = e.waitLocked(&rr.op, false); err == nil {
+			if err = e.core.WaitLocked(&rr.op, false); err == nil {
 				continue
 			}
 		}
@@ -228,9 +223,9 @@ func (s Lease) Commit() {
 		return
 	}
 	rr := s.rr
-	rr.rd.mu.Lock()
+	rr.rd.core.Mu.Lock()
 	rr.commitLocked()
-	rr.rd.mu.Unlock()
+	rr.rd.core.Mu.Unlock()
 }
 
 // BufferSize returns the size of the ring's data area in bytes.

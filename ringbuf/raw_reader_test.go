@@ -31,7 +31,7 @@ func newTestRawReader(tb testing.TB, size int) (*RawReader, *progs.Producer) {
 func seqOf(sample []byte) uint64 { return binary.NativeEndian.Uint64(sample) }
 
 // consumerPos is the position the kernel holds.
-func (rr *RawReader) consumerPos() uint64 { return rr.rd.rings[0].ring.loadConsumer() }
+func (rr *RawReader) consumerPos() uint64 { return rr.rd.consumers[0].ring.loadConsumer() }
 
 func TestRawReaderCommit(t *testing.T) {
 	rr, p := newTestRawReader(t, 4096)
@@ -322,7 +322,7 @@ func TestRawReaderCloseInsideLease(t *testing.T) {
 	if !errors.Is(err, ErrClosed) {
 		t.Fatalf("lease ended with %v, want ErrClosed", err)
 	}
-	if !rr.rd.released {
+	if !rr.rd.core.Released() {
 		t.Error("the ring is still mapped after the lease that closed the reader ended")
 	}
 }

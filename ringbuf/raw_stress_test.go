@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 
@@ -19,7 +20,7 @@ import (
 // instant (from inside a lease in one round out of three). Every record
 // arrives exactly once, and every view is intact when its lease commits.
 func TestStressRaw(t *testing.T) {
-	inChild(t, stressDuration(t)+2*time.Minute, func(t *testing.T) {
+	bpftest.InChild(t, stressDuration(t)+2*time.Minute, func(t *testing.T) {
 		if err := progs.HaveAtomicFetch(); err != nil {
 			t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
 		}
@@ -38,7 +39,7 @@ func TestStressRaw(t *testing.T) {
 		bySize := func(*Record) int { return -1 }
 		before := countResources(t)
 
-		stopProducing := keepProducing(t, producers, 2, burstyPause)
+		stopProducing := bpftest.KeepProducing(t, producers, 2, burstyPause)
 		rounds := 0
 		for end := time.Now().Add(stressDuration(t)); time.Now().Before(end) && !t.Failed(); rounds++ {
 			rr, err := NewRawReader(m)

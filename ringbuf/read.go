@@ -1,5 +1,7 @@
 package ringbuf
 
+import "github.com/ebpf-zc/ebpf/internal/readers"
+
 // Read returns the next record, copied: the bytes stay valid after later
 // reads and after Close. It blocks until a record arrives, the deadline
 // passes, Flush or Close is called.
@@ -16,67 +18,47 @@ func (r *Reader) ReadInto(rec *Record) error {
 	if r.copyOnly != nil {
 		return r.readIntoUpstream(rec)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c := &r.rings[0]
-	var (
-		pos, next uint64
-		length    uint32
-		ok        bool
-	)
-	if !r.wait.Closed() {
-		pos, length, ok = c.takeReady()
-		next = c.claims.Pos()
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
+	cl, pos, length, err := r.claimOneLocked(false)
+	if err != nil {
+		return err
 	}
-	if !ok {
-		cl, cpos, clength, err := r.claimOneLocked(false)
-		if err != nil {
-			return err
-		}
-		pos, length, next = cpos, clength, cl.End
-	}
-	// A Peek view aliases the read-only ring: never copy into it.
-	if int(length) > cap(rec.RawSample) || c.ring.contains(rec.RawSample) {
-		rec.RawSample = make([]byte, length)
-	}
-	rec.RawSample = rec.RawSample[:length]
+	c := &r.consumers[0]
+	rec.RawSample = readers.CopyDestination(rec.RawSample, int(length), c.ring.mapped())
 	copy(rec.RawSample, c.ring.sample(pos, length))
-	rec.Remaining = int(c.producerPos - next)
+	rec.Remaining = int(c.producerPos - cl.End)
 	c.publish()
-	if r.wait.Sleeping() && c.ready() {
-		r.wait.Wake() // records behind this one woke nobody
+	if r.core.Wait.Sleeping() && c.ready() {
+		r.core.Wait.Wake() // records behind this one woke nobody
 	}
 	return nil
 }
 
 // claimOneLocked claims the next kept record for Read or Peek, waiting for
-// one; with hold, the caller holds it until it releases it.
+// one; with hold, the caller holds it until it releases it. pos is the
+// record's position: discarded records may lie between cl.Start and it.
 func (r *Reader) claimOneLocked(hold bool) (cl claim, pos uint64, length uint32, err error) {
-	if err := r.wait.Begin(); err != nil {
+	c := &r.consumers[0]
+	if !r.core.Wait.Closed() {
+		if cl, length, ok := c.takeReady(hold); ok {
+			if hold {
+				r.core.ClaimedLocked()
+			}
+			return cl, cl.Start, length, nil
+		}
+	}
+	err = r.core.ReadLocked(func() (ok, busy bool, err error) {
+		if c.err == nil {
+			cl, pos, length, ok, busy = c.claimOne(hold)
+		}
+		return ok, busy, c.err
+	})
+	if err != nil {
 		return claim{}, 0, 0, err
 	}
-	defer r.wait.End()
-	c := &r.rings[0]
-	var op waitState
-	for {
-		if r.wait.Closed() {
-			return claim{}, 0, 0, ErrClosed
-		}
-		if c.err != nil {
-			return claim{}, 0, 0, c.err
-		}
-		cl, pos, length, ok, busy := c.claimOne(hold)
-		if ok {
-			if hold {
-				r.claimedLocked()
-			}
-			return cl, pos, length, nil
-		}
-		if c.err != nil {
-			return claim{}, 0, 0, c.err
-		}
-		if err := r.waitLocked(&op, busy); err != nil {
-			return claim{}, 0, 0, err
-		}
+	if hold {
+		r.core.ClaimedLocked()
 	}
+	return cl, pos, length, nil
 }

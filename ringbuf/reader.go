@@ -113,7 +113,9 @@ func NewReader(m *ebpf.Map) (*Reader, error) {
 	if err != nil {
 		return nil, errors.Join(err, res.free())
 	}
-	r.cleanup = runtime.AddCleanup(r, func(res *resources) { res.free() }, r.res)
+	// On the engine, not the Reader: a loop holds the engine through the
+	// method value Records returns, after the caller dropped the Reader.
+	r.core.Cleanup = runtime.AddCleanup(r.engine, func(res *resources) { res.free() }, r.res)
 	return r, nil
 }
 
@@ -157,7 +159,7 @@ func (r *Reader) BufferSize() int {
 	if r.copyOnly != nil {
 		return r.copyOnly.BufferSize()
 	}
-	return int(r.rings[0].ring.size)
+	return int(r.consumers[0].ring.size)
 }
 
 // AvailableBytes returns how many bytes of the ring this reader has not
@@ -167,12 +169,12 @@ func (r *Reader) AvailableBytes() int {
 	if r.copyOnly != nil {
 		return r.copyOnly.AvailableBytes()
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.released || r.wait.Closed() {
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
+	if r.core.Released() || r.core.Wait.Closed() {
 		return 0
 	}
-	c := &r.rings[0]
+	c := &r.consumers[0]
 	consumed := c.claims.ConsumerPos()
 	producer := c.ring.producerPos.load(consumed)
 	if producer < consumed {
@@ -190,19 +192,19 @@ func (r *Reader) SetDeadline(t time.Time) {
 		r.copyOnly.SetDeadline(t)
 		return
 	}
-	r.setDeadline(t)
+	r.core.SetDeadline(t)
 }
 
 // Flush makes reads and loops in progress stop waiting: they return the
-// records in the ring, then ErrFlushed. As many reads and loops end so as
-// were in progress, or, with none in progress, the next one to find the
-// ring empty. Use it to drain records submitted with BPF_RB_NO_WAKEUP,
+// records in the ring, then ErrFlushed. Every read and loop in progress
+// when Flush is called ends so, however soon others read again; with none
+// in progress, the next one to find the ring empty does. Use it to drain records submitted with BPF_RB_NO_WAKEUP,
 // which wake no reader.
 func (r *Reader) Flush() error {
 	if r.copyOnly != nil {
 		return r.copyOnly.Flush()
 	}
-	return r.flush()
+	return r.core.Flush()
 }
 
 // Close stops the Reader: every blocked read and loop returns ErrClosed.
@@ -215,5 +217,5 @@ func (r *Reader) Close() error {
 	if r.copyOnly != nil {
 		return r.copyOnly.Close()
 	}
-	return r.close()
+	return r.core.Close(nil)
 }

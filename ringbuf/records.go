@@ -59,30 +59,17 @@ func (e *engine) records(yield func(*Record, error) bool) {
 // nextBatch ends the loop's batch, if it holds one, and claims the next,
 // waiting for records as a read does.
 func (e *engine) nextBatch(b *Batch, op *waitState) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.core.Mu.Lock()
+	defer e.core.Mu.Unlock()
 	stalled := false
 	if b.holding {
 		// Nothing before a busy record: wait for its producer instead of
 		// claiming it again at once.
 		stalled = e.finishLocked(b) && b.pos == b.claim.Start
 	}
-	for {
-		if e.wait.Closed() {
-			return ErrClosed
-		}
-		if !stalled {
-			ok, busy, err := e.claimBatchLocked(b)
-			if ok || err != nil {
-				return err
-			}
-			stalled = busy
-		}
-		if err := e.waitLocked(op, stalled); err != nil {
-			return err
-		}
-		stalled = false
-	}
+	return e.core.ClaimLocked(op, stalled, func() (ok, busy bool, err error) {
+		return e.claimBatchLocked(b)
+	})
 }
 
 // claimBatchLocked claims a batch from the first ring that has records,
@@ -90,10 +77,10 @@ func (e *engine) nextBatch(b *Batch, op *waitState) error {
 // at most one batch of min(size/8, 256 KiB) (and the record crossing it)
 // from each ring per turn.
 func (e *engine) claimBatchLocked(b *Batch) (ok, busy bool, err error) {
-	alone := e.wait.Active() == 1
-	for k := range e.rings {
-		i := (e.turn + k) % len(e.rings)
-		c := &e.rings[i]
+	alone := e.core.Wait.Active() == 1
+	for k := range e.consumers {
+		i := (e.turn + k) % len(e.consumers)
+		c := &e.consumers[i]
 		if c.err != nil {
 			return false, false, e.ringErr(i, c.err)
 		}
@@ -118,7 +105,7 @@ func (e *engine) claimBatchLocked(b *Batch) (ok, busy bool, err error) {
 		if e.keys != nil {
 			b.key = e.keys[i]
 		}
-		e.claimedLocked()
+		e.core.ClaimedLocked()
 		return true, false, nil
 	}
 	return false, busy, nil
@@ -130,9 +117,9 @@ func (e *engine) claimBatchLocked(b *Batch) (ok, busy bool, err error) {
 // record a producer is still writing; one that stopped at a corrupt record
 // leaves the ring's error.
 func (e *engine) finishLocked(b *Batch) (busy bool) {
-	c := &e.rings[b.index]
+	c := &e.consumers[b.index]
 	b.holding = false
-	if b.pos < b.limit && !e.released {
+	if b.pos < b.limit && !e.core.Released() {
 		// The walk stopped early: a break, or a record it could not take.
 		switch h := c.ring.headerAt(b.pos); {
 		case h.busy():
@@ -142,22 +129,20 @@ func (e *engine) finishLocked(b *Batch) (busy bool) {
 		}
 	}
 	gaveBack := c.claims.Release(b.claim, b.pos)
-	if !e.released {
+	if !e.core.Released() {
 		c.publish()
 	}
-	e.releasedLocked(c, gaveBack)
+	e.core.ReleasedLocked(b.index, gaveBack)
 	return busy
 }
 
 // endLoop ends a loop however it stops: its batch is released and what it
 // consumed published.
-func (e *engine) endLoop(b *Batch) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *engine) endLoop(b *Batch, op *waitState) {
+	e.core.Mu.Lock()
+	defer e.core.Mu.Unlock()
 	if b.holding {
 		e.finishLocked(b)
 	}
-	e.wait.End()
-	e.publishAllLocked()
-	e.releaseLocked()
+	e.core.EndLoopLocked(op)
 }

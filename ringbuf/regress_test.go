@@ -17,6 +17,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 )
@@ -140,7 +141,7 @@ func peekUntilClosed(r *Reader, peeks *atomic.Int64) error {
 // (the test runs in a child process, so a fault fails it with the child's
 // output); afterwards no ring mapping and no descriptor is left.
 func TestCloseDuringPeek(t *testing.T) {
-	inChild(t, 2*time.Minute, func(t *testing.T) {
+	bpftest.InChild(t, 2*time.Minute, func(t *testing.T) {
 		const maxRounds = 20_000
 		moreProcs(t)
 		m := newRingMap(t, 64<<10)
@@ -148,7 +149,7 @@ func TestCloseDuringPeek(t *testing.T) {
 		produce(t, p, 100)
 		before := countResources(t)
 
-		stopProducing := keepProducing(t, []*progs.Producer{p}, 2, nil) // a full ring drops: fine here
+		stopProducing := bpftest.KeepProducing(t, []*progs.Producer{p}, 2, nil) // a full ring drops: fine here
 
 		end := time.Now().Add(2 * time.Second)
 		rounds, totalPeeks := 0, int64(0)
@@ -505,5 +506,147 @@ func TestWaiterRepolledBehindHeldView(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// Regression tests for issue 27's findings.
+
+// activeReads returns how many reads and loops of e are in progress.
+func activeReads(e *engine) int {
+	e.core.Mu.Lock()
+	defer e.core.Mu.Unlock()
+	return e.core.Wait.Active()
+}
+
+// waitActive waits until n reads and loops of e are in progress, and a
+// little more, so that they are in their wait.
+func waitActive(t *testing.T, e *engine, n int) {
+	t.Helper()
+	giveUp := time.Now().Add(5 * time.Second)
+	for activeReads(e) < n {
+		if time.Now().After(giveUp) {
+			t.Fatalf("%d reads in progress, want %d", activeReads(e), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+}
+
+// TestFlushEndsEveryWait (finding 1): a Flush ends every loop that waits
+// when it is called, also while goroutines read again at once after their
+// own ErrFlushed, as upstream's docs invite: none of them may take the
+// flush meant for the loop. Who wakes first is the scheduler's choice, so
+// the test takes several rounds.
+func TestFlushEndsEveryWait(t *testing.T) {
+	for _, loop := range []string{"Records", "Batches"} {
+		t.Run(loop, func(t *testing.T) {
+			m := newRingMap(t, 4096)
+			r := newTestReader(t, m)
+			const readers = 3
+			flushed := make(chan struct{}, readers)
+			readerErr := make(chan error, readers)
+			for range readers {
+				go func() {
+					var rec Record
+					for {
+						err := r.ReadInto(&rec)
+						if !errors.Is(err, ErrFlushed) {
+							readerErr <- err
+							return
+						}
+						select {
+						case flushed <- struct{}{}:
+						default:
+						}
+					}
+				}()
+			}
+			for round := range 10 {
+				loopErr := make(chan error, 1)
+				go func() { loopErr <- loopUntilError(r, loop) }()
+				waitActive(t, r.engine, readers+1)
+				if err := r.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				receive(t, flushed, 5*time.Second, "ReadInto after Flush")
+				if err := receive(t, loopErr, 5*time.Second, loop+" loop after Flush"); !errors.Is(err, ErrFlushed) {
+					t.Fatalf("round %d: %s loop ended with %v, want ErrFlushed", round, loop, err)
+				}
+			}
+			r.Close()
+			for range readers {
+				if err := receive(t, readerErr, 5*time.Second, "ReadInto after Close"); !errors.Is(err, ErrClosed) {
+					t.Fatalf("ReadInto ended with %v, want ErrClosed", err)
+				}
+			}
+		})
+	}
+}
+
+// loopUntilError ranges over r's Records or Batches, reading everything,
+// and returns the error that ends the loop.
+func loopUntilError(r *Reader, loop string) error {
+	if loop == "Records" {
+		for _, err := range r.Records() {
+			if err != nil {
+				return err
+			}
+		}
+	} else {
+		for _, err := range r.Batches() {
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return errors.New("loop ended without an error")
+}
+
+// TestBatchAfterBody (finding 4): a Batch kept past the body of its loop
+// yields nothing, after a break (its rest went back to the reader: a walk
+// would hand it out twice) and after Close (the ring may be unmapped).
+func TestBatchAfterBody(t *testing.T) {
+	m := newRingMap(t, 1<<16)
+	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 16, Pattern: true})
+	r := newTestReader(t, m)
+	produce(t, p, 10)
+
+	var kept *Batch
+	for b, err := range r.Batches() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = b
+		for range b.Samples() {
+			break // one sample consumed, the rest given back
+		}
+		break
+	}
+	for range kept.Samples() {
+		t.Fatal("a Batch kept past a loop that broke yielded a sample")
+	}
+	r.SetDeadline(time.Now())
+	got := 0
+	for _, err := range r.Records() {
+		if err != nil {
+			break
+		}
+		got++
+	}
+	if got != 9 {
+		t.Fatalf("read %d records after the loop broke, want 9", got)
+	}
+
+	produce(t, p, 10)
+	r.SetDeadline(time.Time{})
+	for b, err := range r.Batches() {
+		if err != nil {
+			break // ErrClosed
+		}
+		kept = b
+		r.Close() // the loop yields this batch, then ErrClosed
+	}
+	for range kept.Samples() {
+		t.Fatal("a Batch kept past Close yielded a sample")
 	}
 }

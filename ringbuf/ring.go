@@ -157,12 +157,8 @@ func (a dataArea) sample(pos uint64, length uint32) []byte {
 	return unsafe.Slice((*byte)(p), length)
 }
 
-// contains reports whether b points into the data area.
-func (rg *ring) contains(b []byte) bool {
-	if cap(b) == 0 {
-		return false
-	}
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	start := uintptr(rg.data)
-	return p >= start && p < start+uintptr(2*rg.size)
+// mapped returns the data area, mapped twice, as the views of its records
+// lie in it.
+func (rg *ring) mapped() []byte {
+	return unsafe.Slice((*byte)(rg.data), 2*rg.size)
 }

@@ -290,7 +290,7 @@ func TestFakeRingPublishesConsumerPosition(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = rec
-		c := &r.rings[0]
+		c := &r.consumers[0]
 		if lag := c.claims.ConsumerPos() - atomic.LoadUint64(&f.positions[0]); lag > c.batchBytes {
 			t.Fatalf("kernel's consumer position lags by %d bytes, bound %d", lag, c.batchBytes)
 		}

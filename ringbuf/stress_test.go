@@ -17,6 +17,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 )
@@ -167,10 +168,10 @@ func (l *ledger) allowAgain(gap uint64, minRecord uint64) {
 // kernel's one position cannot skip it, so the next reader reads them
 // again. It fails tb unless the kernel was told everything else.
 func (e *engine) leftGap(tb testing.TB) (gap uint64) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for i := range e.rings {
-		c := &e.rings[i]
+	e.core.Mu.Lock()
+	defer e.core.Mu.Unlock()
+	for i := range e.consumers {
+		c := &e.consumers[i]
 		if c.publishedPos != c.claims.ConsumerPos() {
 			tb.Errorf("ring %d: consumer position %d published, %d consumed", i, c.publishedPos, c.claims.ConsumerPos())
 		}
@@ -423,7 +424,7 @@ func stressLifetime() time.Duration {
 // CPUs; each round a Reader with two chaotic Records loops, a ReadInto
 // loop, one Peek/Consume loop and chaos, closed at a random instant.
 func TestStress(t *testing.T) {
-	inChild(t, stressDuration(t)+2*time.Minute, func(t *testing.T) {
+	bpftest.InChild(t, stressDuration(t)+2*time.Minute, func(t *testing.T) {
 		if err := progs.HaveAtomicFetch(); err != nil {
 			t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
 		}
@@ -449,7 +450,7 @@ func TestStress(t *testing.T) {
 		}
 		before := countResources(t)
 
-		stopProducing := keepProducing(t, producers, 2, burstyPause)
+		stopProducing := bpftest.KeepProducing(t, producers, 2, burstyPause)
 		rounds := 0
 		for end := time.Now().Add(stressDuration(t)); time.Now().Before(end) && !t.Failed(); rounds++ {
 			r, err := NewReader(m)
@@ -477,7 +478,7 @@ func TestStress(t *testing.T) {
 // each round a MultiReader with three chaotic Records loops and chaos,
 // closed at a random instant. Records are checked per ring.
 func TestStressMulti(t *testing.T) {
-	inChild(t, stressDuration(t)+2*time.Minute, func(t *testing.T) {
+	bpftest.InChild(t, stressDuration(t)+2*time.Minute, func(t *testing.T) {
 		if err := progs.HaveAtomicFetch(); err != nil {
 			t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
 		}
@@ -493,7 +494,7 @@ func TestStressMulti(t *testing.T) {
 		byRing := func(rec *Record) int { return rec.Ring }
 		before := countResources(t)
 
-		stopProducing := keepProducing(t, producers, 2, burstyPause)
+		stopProducing := bpftest.KeepProducing(t, producers, 2, burstyPause)
 		rounds := 0
 		for end := time.Now().Add(stressDuration(t)); time.Now().Before(end) && !t.Failed(); rounds++ {
 			mr, err := NewMultiReader(rings...)

@@ -228,10 +228,11 @@ func (w *Writer) tooLarge(n int) error {
 // waiter, so a Flush with nobody waiting ends the next wait, not the next
 // Reserve.
 func (w *Writer) waitForSpaceLocked(total uint64) error {
+	var ticket epoll.Ticket // which Flush covers this wait
 	waiting := false
 	defer func() {
 		if waiting {
-			w.wait.End()
+			w.wait.End(&ticket)
 		}
 	}()
 	for {
@@ -243,12 +244,12 @@ func (w *Writer) waitForSpaceLocked(total uint64) error {
 			return nil
 		}
 		if !waiting {
-			if err := w.wait.Begin(); err != nil {
+			if err := w.wait.Begin(&ticket); err != nil {
 				return err
 			}
 			waiting = true
 		}
-		timeout, err := w.wait.Check()
+		timeout, err := w.wait.Check(&ticket)
 		if err != nil {
 			return err
 		}

@@ -460,7 +460,7 @@ func TestWriterClose(t *testing.T) {
 // ends with ErrClosed, and the kernel takes exactly the records whose
 // Submit succeeded, each whole.
 func TestWriterCloseDuringWrites(t *testing.T) {
-	inChild(t, 2*time.Minute, func(t *testing.T) {
+	bpftest.InChild(t, 2*time.Minute, func(t *testing.T) {
 		moreProcs(t)
 		m := newUserRingMap(t, 16<<10)
 		for round := range 40 {

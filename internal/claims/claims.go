@@ -144,6 +144,10 @@ func (l *List) remove(i int) {
 	if l.items[i].returned {
 		l.returned--
 	}
+	if i == len(l.items)-1 { // the common case, a peek's one claim: no shift
+		l.items = l.items[:i]
+		return
+	}
 	l.items = slices.Delete(l.items, i, i+1)
 }
 

@@ -24,8 +24,9 @@ type Waiter struct {
 	flushed error // the owner's ErrFlushed
 
 	deadline     time.Time
-	flushPending int // reads and loops still to end with flushed
-	active       int // reads and loops in progress
+	flushes      uint64 // Flush calls so far
+	flushForNext bool   // the next read to find nothing ends with flushed
+	active       int    // reads and loops in progress
 	closed       bool
 
 	polling   bool          // a sleeper waits in epoll
@@ -41,17 +42,36 @@ func NewWaiter(mu *sync.Mutex, poller *Poller, flushed error) *Waiter {
 	return &Waiter{mu: mu, poller: poller, flushed: flushed}
 }
 
-// Begin counts a read or loop in progress, or returns os.ErrClosed.
-func (w *Waiter) Begin() error {
+// Ticket is one read's or loop's place at a Waiter: the Flush calls it
+// has seen. A Flush covers the reads and loops in progress when it is
+// called, each by its own ticket, so one that reads again at once cannot
+// take a Flush meant for another.
+type Ticket struct {
+	flushesSeen uint64
+}
+
+// Begin counts a read or loop in progress, which Flush calls from now on
+// end, or returns os.ErrClosed.
+func (w *Waiter) Begin(t *Ticket) error {
 	if w.closed {
 		return os.ErrClosed
 	}
 	w.active++
+	t.flushesSeen = w.flushes
 	return nil
 }
 
-// End ends what Begin counted.
-func (w *Waiter) End() { w.active-- }
+// End ends what Begin counted. A read that a Flush covered and that ends
+// without the flush error (it found records) hands the flush on to the
+// next read that finds nothing, as a Flush with nobody in progress does:
+// the reads of one goroutine end with the flush error once the records
+// are gone, as upstream's single reader does.
+func (w *Waiter) End(t *Ticket) {
+	w.active--
+	if t.flushesSeen != w.flushes {
+		w.flushForNext = true
+	}
+}
 
 // Active returns how many reads and loops are in progress.
 func (w *Waiter) Active() int { return w.active }
@@ -62,16 +82,17 @@ func (w *Waiter) Closed() bool { return w.closed }
 // Idle reports whether no goroutine sleeps: the poller may be closed.
 func (w *Waiter) Idle() bool { return !w.polling && w.sleepers == 0 }
 
-// Check is called by a read that found nothing to read. It returns how
-// long the read may sleep (negative: no limit), or the error that ends it:
-// os.ErrClosed, the flush error (once per read or loop Flush counted),
+// Check is called by the read or loop holding t once it found nothing to
+// read. It returns how long the read may sleep (negative: no limit), or
+// the error that ends it: os.ErrClosed, the flush error (for a Flush
+// called since t began, or one that found nobody in progress),
 // os.ErrDeadlineExceeded.
-func (w *Waiter) Check() (time.Duration, error) {
+func (w *Waiter) Check(t *Ticket) (time.Duration, error) {
 	switch {
 	case w.closed:
 		return 0, os.ErrClosed
-	case w.flushPending > 0:
-		w.flushPending--
+	case t.flushesSeen != w.flushes || w.flushForNext:
+		t.flushesSeen, w.flushForNext = w.flushes, false
 		return 0, w.flushed
 	case w.deadline.IsZero():
 		return -1, nil
@@ -160,13 +181,16 @@ func (w *Waiter) SetDeadline(t time.Time) {
 	w.Wake()
 }
 
-// Flush makes the reads and loops in progress, or with none the next one,
-// end their wait with the flush error once they find nothing to read.
+// Flush makes every read and loop in progress, or with none the next one,
+// end its wait with the flush error once it finds nothing to read.
 func (w *Waiter) Flush() error {
 	if w.closed {
 		return os.ErrClosed
 	}
-	w.flushPending = max(w.flushPending, w.active, 1)
+	w.flushes++
+	if w.active == 0 {
+		w.flushForNext = true
+	}
 	w.Wake()
 	return nil
 }

@@ -132,31 +132,64 @@ func TestCheck(t *testing.T) {
 	w, mu := newTestWaiter(t)
 	mu.Lock()
 	defer mu.Unlock()
-	if d, err := w.Check(); d >= 0 || err != nil {
+	var a, b Ticket
+	if err := w.Begin(&a); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := w.Check(&a); d >= 0 || err != nil {
 		t.Fatalf("no deadline: %v %v", d, err)
 	}
 	w.SetDeadline(time.Now().Add(-time.Second))
-	if _, err := w.Check(); !errors.Is(err, os.ErrDeadlineExceeded) {
+	if _, err := w.Check(&a); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("past deadline: %v", err)
 	}
 	w.SetDeadline(time.Time{})
-	// Flush with two reads in progress ends two waits, then no more.
-	w.Begin()
-	w.Begin()
+	// Flush with two reads in progress ends each one's wait once, however
+	// often the other checks.
+	w.Begin(&b)
 	w.Flush()
-	for range 2 {
-		if _, err := w.Check(); err != errFlushed {
-			t.Fatalf("after Flush: %v", err)
-		}
+	if _, err := w.Check(&a); err != errFlushed {
+		t.Fatalf("after Flush: %v", err)
 	}
-	if _, err := w.Check(); err != nil {
-		t.Fatalf("a third wait after Flush of two: %v", err)
+	if _, err := w.Check(&a); err != nil {
+		t.Fatalf("the same read again after Flush: %v", err)
+	}
+	w.End(&a)
+	w.Begin(&a) // a read that begins after the Flush
+	if _, err := w.Check(&a); err != nil {
+		t.Fatalf("a read begun after Flush: %v", err)
+	}
+	if _, err := w.Check(&b); err != errFlushed {
+		t.Fatalf("the second read after Flush: %v", err)
+	}
+	w.End(&a)
+	w.End(&b)
+	// Flush with nobody in progress ends the next read that checks.
+	w.Flush()
+	w.Begin(&a)
+	w.Begin(&b)
+	if _, err := w.Check(&b); err != errFlushed {
+		t.Fatalf("the next read after a Flush that found nobody: %v", err)
+	}
+	if _, err := w.Check(&a); err != nil {
+		t.Fatalf("a second read after a Flush that found nobody: %v", err)
+	}
+	w.End(&a)
+	w.End(&b)
+	// A read that Flush covered and that ends with records hands the flush
+	// on to the next read that finds nothing.
+	w.Begin(&a)
+	w.Flush()
+	w.End(&a)
+	w.Begin(&b)
+	if _, err := w.Check(&b); err != errFlushed {
+		t.Fatalf("the read after a flushed one that found records: %v", err)
 	}
 	w.Close()
-	if _, err := w.Check(); !errors.Is(err, os.ErrClosed) {
+	if _, err := w.Check(&a); !errors.Is(err, os.ErrClosed) {
 		t.Fatalf("after Close: %v", err)
 	}
-	if err := w.Begin(); !errors.Is(err, os.ErrClosed) {
+	if err := w.Begin(&a); !errors.Is(err, os.ErrClosed) {
 		t.Fatalf("Begin after Close: %v", err)
 	}
 }

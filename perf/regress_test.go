@@ -1,0 +1,149 @@
+//go:build linux
+
+package perf
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+)
+
+// Regression tests for issue 27's findings.
+
+// activeReads returns how many reads and loops of e wait or run.
+func activeReads(e *engine) int {
+	e.core.Mu.Lock()
+	defer e.core.Mu.Unlock()
+	return e.core.Wait.Active()
+}
+
+// TestFlushEndsEveryWait (finding 1): a Flush ends every loop that waits
+// when it is called, also while goroutines read again at once after their
+// own ErrFlushed: none of them may take the loop's flush. Who wakes first
+// is the scheduler's choice, so the test takes several rounds.
+func TestFlushEndsEveryWait(t *testing.T) {
+	m := newEventArray(t)
+	r := newTestReader(t, m, 4096, ReaderOptions{})
+	const readers = 3
+	flushed := make(chan struct{}, readers)
+	readerErr := make(chan error, readers)
+	for range readers {
+		go func() {
+			var rec Record
+			for {
+				err := r.ReadInto(&rec)
+				if !errors.Is(err, ErrFlushed) {
+					readerErr <- err
+					return
+				}
+				select {
+				case flushed <- struct{}{}:
+				default:
+				}
+			}
+		}()
+	}
+	within := func(ch <-chan error, what string) error {
+		t.Helper()
+		select {
+		case err := <-ch:
+			return err
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s still waits", what)
+			return nil
+		}
+	}
+	for round := range 10 {
+		loopErr := make(chan error, 1)
+		go func() {
+			for _, err := range r.Records() {
+				if err != nil {
+					loopErr <- err
+					return
+				}
+			}
+			loopErr <- errors.New("loop ended without an error")
+		}()
+		for giveUp := time.Now().Add(5 * time.Second); activeReads(&r.engine) < readers+1; time.Sleep(time.Millisecond) {
+			if time.Now().After(giveUp) {
+				t.Fatal("the loop and the reads never all waited")
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		if err := r.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-flushed:
+		case <-time.After(5 * time.Second):
+			t.Fatal("no ReadInto flushed")
+		}
+		if err := within(loopErr, "Records loop after Flush"); !errors.Is(err, ErrFlushed) {
+			t.Fatalf("round %d: Records loop ended with %v, want ErrFlushed", round, err)
+		}
+	}
+	r.Close()
+	for range readers {
+		if err := within(readerErr, "ReadInto after Close"); !errors.Is(err, ErrClosed) {
+			t.Fatalf("ReadInto ended with %v, want ErrClosed", err)
+		}
+	}
+}
+
+// TestNewReaderAnySize (finding 2): every int size gets a Reader or a
+// clear error at once.
+func TestNewReaderAnySize(t *testing.T) {
+	m := newEventArray(t)
+	for _, size := range []int{math.MaxInt, math.MaxInt/2 + 1, 1 << 62, 1 << 40, math.MinInt, -1, 0} {
+		done := make(chan error, 1)
+		go func() {
+			r, err := NewReader(m, size)
+			if err == nil {
+				r.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("NewReader(%d) succeeded", size)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("NewReader(%d) did not return", size)
+		}
+	}
+}
+
+// TestReadIntoView (finding 3): ReadInto into a record whose RawSample is
+// a view of a buffer (from Records, in its body or kept past it) copies
+// into new memory, never into the view.
+func TestReadIntoView(t *testing.T) {
+	m := newEventArray(t)
+	r := newTestReader(t, m, 1<<16, ReaderOptions{})
+	p := newProducer(t, m, 64)
+	cpu := testCPUs(t)[0]
+	runOn(t, p, cpu, 1)
+
+	var kept Record
+	for rec, err := range r.Records() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = *rec
+		first := checkSample(t, rec.RawSample, 64)
+		runOn(t, p, cpu, 1) // past the loop's batch, for ReadInto
+		if err := r.ReadInto(rec); err != nil {
+			t.Fatal(err)
+		}
+		if second := checkSample(t, rec.RawSample, 64); second != first+1 {
+			t.Fatalf("ReadInto in the body read record %d after %d", second, first)
+		}
+		break
+	}
+	runOn(t, p, cpu, 1)
+	if err := r.ReadInto(&kept); err != nil {
+		t.Fatal(err)
+	}
+	checkSample(t, kept.RawSample, 64)
+}
