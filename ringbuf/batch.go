@@ -33,6 +33,12 @@ func (b *Batch) Ring() int { return b.key }
 // compiler inlines it and the loop body into the caller: the walk runs in
 // registers, one header load a record.
 func (b *Batch) Samples() iter.Seq[[]byte] {
+	return b.walk(true)
+}
+
+// walk is the loop of Samples, with the look-ahead loads (Samples) or
+// without them (Records: see records).
+func (b *Batch) walk(lookAhead bool) iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		area := b.ring.dataArea // in registers: the stores to b.pos cannot change it
 		p, limit, end := b.pos, b.limit, b.claim.End
@@ -43,7 +49,7 @@ func (b *Batch) Samples() iter.Seq[[]byte] {
 			if h.busy() || total > end-p {
 				break // a producer is still writing it, or corrupt: the loop's end tells which
 			}
-			if total >= lookAheadMinStep {
+			if lookAhead && total >= lookAheadMinStep {
 				ahead |= area.headerAt(p + lookAheadRecords*total)
 			}
 			next := p + total
