@@ -34,6 +34,12 @@ func (b *Batch) Ring() int { return b.key }
 // compiler inlines it and the loop body into the caller: the walk runs in
 // registers, one header load a record.
 func (b *Batch) Samples() iter.Seq[[]byte] {
+	return b.walk(true)
+}
+
+// walk is the loop of Samples, with the look-ahead loads (Samples) or
+// without them (Records: see records).
+func (b *Batch) walk(lookAhead bool) iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		if !b.holding {
 			return // the loop ended: its records went back, its ring may be unmapped
@@ -47,7 +53,7 @@ func (b *Batch) Samples() iter.Seq[[]byte] {
 			if h.busy() || total > end-p {
 				break // a producer is still writing it, or corrupt: the loop's end tells which
 			}
-			if total >= lookAheadMinStep {
+			if lookAhead && total >= lookAheadMinStep {
 				ahead |= area.headerAt(p + lookAheadRecords*total)
 			}
 			next := p + total
