@@ -55,27 +55,22 @@ func (c *consumer) ready() bool {
 	return c.claims.HasReturned() || c.produced()
 }
 
-// takeReady hands out the record at the claim position if it is
-// committed and kept and no claim is out: the common case of ReadInto
-// (released at once, as the caller copies it before it lets go of the
-// mutex) and of PeekInto (held), which then skip the scan of claimOne
-// and cost what upstream's ReadInto does (BenchmarkRead mode=copy,
-// mode=peek). With no claim out, nothing below is unpublished: the
-// caller has nothing to publish for a held record.
-func (c *consumer) takeReady(hold bool) (cl claim, length uint32, ok bool) {
-	pos := c.claims.Pos()
+// readyRecord finds the record at the claim position if no claim is out
+// and it is committed and kept: the common case of ReadInto and PeekInto,
+// which then skip claimOne's scan and its wait and cost what upstream's
+// ReadInto does (BenchmarkRead mode=copy, mode=peek). With no claim out,
+// nothing below the claim position is unpublished. end is where the
+// record's space ends; the caller claims up to it.
+func (c *consumer) readyRecord() (pos, end uint64, length uint32, ok bool) {
+	pos = c.claims.Pos()
 	if !c.claims.Empty() || !c.produced() {
-		return claim{}, 0, false
+		return 0, 0, 0, false
 	}
 	h := c.ring.headerAt(pos)
 	if h.busy() || h.discarded() || h.total() > c.producerPos-pos {
-		return claim{}, 0, false
+		return 0, 0, 0, false
 	}
-	if hold {
-		return c.claims.Hold(pos + h.total()), h.length(), true
-	}
-	c.claims.Skip(pos + h.total())
-	return claim{Start: pos, End: pos + h.total()}, h.length(), true
+	return pos, pos + h.total(), h.length(), true
 }
 
 // scan walks the committed records in [pos, end): with one, up to and

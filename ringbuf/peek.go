@@ -26,15 +26,30 @@ func (r *Reader) PeekInto(rec *Record) error {
 	if r.peeking {
 		return fmt.Errorf("ringbuf: %w", ErrConcurrentPeek)
 	}
-	r.peeking = true
-	cl, pos, length, err := r.claimOneLocked(true)
-	if err != nil {
-		r.peeking = false
-		return err
-	}
-	r.viewHeld, r.peeked = true, cl
 	c := &r.consumers[0]
-	c.publish() // discarded records skipped on the way
+	var (
+		cl       claim
+		pos, end uint64
+		length   uint32
+		ok       bool
+	)
+	if !r.core.Wait.Closed() {
+		pos, end, length, ok = c.readyRecord()
+	}
+	if ok {
+		cl = c.claims.Hold(end) // no claim was out: nothing to publish
+		r.core.ClaimedLocked()
+	} else {
+		r.peeking = true // while claimOneLocked waits without the mutex
+		var err error
+		cl, pos, length, err = r.claimOneLocked(true)
+		if err != nil {
+			r.peeking = false
+			return err
+		}
+		c.publish() // discarded records skipped on the way
+	}
+	r.peeking, r.viewHeld, r.peeked = true, true, cl
 	rec.RawSample = c.ring.sample(pos, length)
 	rec.Remaining = int(c.producerPos - cl.End)
 	return nil

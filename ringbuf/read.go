@@ -20,14 +20,27 @@ func (r *Reader) ReadInto(rec *Record) error {
 	}
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
-	cl, pos, length, err := r.claimOneLocked(false)
-	if err != nil {
-		return err
-	}
 	c := &r.consumers[0]
+	var (
+		pos, end uint64
+		length   uint32
+		ok       bool
+	)
+	if !r.core.Wait.Closed() {
+		pos, end, length, ok = c.readyRecord()
+	}
+	if ok {
+		c.claims.Skip(end) // copied before the mutex is let go
+	} else {
+		cl, clPos, clLength, err := r.claimOneLocked(false)
+		if err != nil {
+			return err
+		}
+		pos, end, length = clPos, cl.End, clLength
+	}
 	rec.RawSample = readers.CopyDestination(rec.RawSample, int(length), c.ring.mapped())
 	copy(rec.RawSample, c.ring.sample(pos, length))
-	rec.Remaining = int(c.producerPos - cl.End)
+	rec.Remaining = int(c.producerPos - end)
 	c.publish()
 	if r.core.Wait.Sleeping() && c.ready() {
 		r.core.Wait.Wake() // records behind this one woke nobody
@@ -40,14 +53,6 @@ func (r *Reader) ReadInto(rec *Record) error {
 // record's position: discarded records may lie between cl.Start and it.
 func (r *Reader) claimOneLocked(hold bool) (cl claim, pos uint64, length uint32, err error) {
 	c := &r.consumers[0]
-	if !r.core.Wait.Closed() {
-		if cl, length, ok := c.takeReady(hold); ok {
-			if hold {
-				r.core.ClaimedLocked()
-			}
-			return cl, cl.Start, length, nil
-		}
-	}
 	err = r.core.ReadLocked(func() (ok, busy bool, err error) {
 		if c.err == nil {
 			cl, pos, length, ok, busy = c.claimOne(hold)
