@@ -2,7 +2,7 @@
 # `make bench` (the main job) and `make test` (every test).
 
 GO      ?= go
-# FULL=1 selects the reference runs README's tables come from; without it
+# FULL=1 selects the reference runs docs/bench-ringbuf.md's tables come from; without it
 # make bench answers in minutes (see bench below).
 FULL    ?=
 # Runs per benchmark: benchstat wants 6 for a confidence interval and a
@@ -96,7 +96,7 @@ test-vms:
 # its two-goroutine mode needs two CPUs; about 30 s by default). By default 4 sizes (16,128,1024,4096),
 # 64 MiB rings, COUNT=6 runs of BENCHTIME=50ms: about 3 minutes of
 # benchmarks, under 5 from a fresh clone. FULL=1 is the reference run
-# README's tables come from: the 8 default sizes (16..4096) and 10 runs,
+# docs/bench-ringbuf.md's tables come from: the 8 default sizes (16..4096) and 10 runs,
 # about 11 minutes. SIZES (a list, or sweep for 80..2048 by 16), RING (bytes), COUNT
 # and BENCHTIME override either; OUT names the results file. Prints the
 # plan, progress, then the summary; the full benchstat tables go to
@@ -110,7 +110,7 @@ bench: tools deps-bench
 	@mkdir -p $(dir $(RB_OUT))
 	@echo "make bench: $(if $(TASKSET),pinned to CPU $(PIN) (PIN= to change),not pinned$(if $(PIN), (taskset not found)))"
 	@echo "make bench: $(if $(LIBBPF),with,WITHOUT) the libbpf peer$(if $(LIBBPF),, (mode=libbpf skips: pkg-config finds no libbpf or no C compiler))"
-	@echo "make bench: $(if $(FULL),the full reference run,the quick run (FULL=1 for the reference run README's tables come from))"
+	@echo "make bench: $(if $(FULL),the full reference run,the quick run (FULL=1 for the reference run docs/bench-ringbuf.md's tables come from))"
 	@$(if $(RB_SIZES),RINGBUF_BENCH_SIZES=$(RB_SIZES)) RINGBUF_BENCH_RING=$(RB_RING) $(BENCHRUN) -title "make bench" -out $(RB_OUT) -- \
 		$(TASKSET) $(GO) test $(LIBBPF) -run '^$$' -bench '$(RB_BENCHES)' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/ \
 		--- $(GO) test $(LIBBPF) -run '^$$' -bench 'BenchmarkWrite$$' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/

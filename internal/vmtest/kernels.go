@@ -34,7 +34,7 @@ type Kernel struct {
 const MetaPackage = "linux-image-cloud-amd64"
 
 // Matrix is every kernel `make test-vms` knows, oldest first. To add a
-// kernel, add an entry with the suites that carry it; see the README.
+// kernel, add an entry with the suites that carry it; see docs/kernels.md.
 var Matrix = []Kernel{
 	{Name: "5.10", Suites: []Suite{{"debian-security", "bullseye-security"}}},
 	{Name: "6.1", Suites: []Suite{{"debian", "bookworm"}, {"debian-security", "bookworm-security"}}},
