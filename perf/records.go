@@ -1,10 +1,6 @@
 package perf
 
-import (
-	"iter"
-
-	"github.com/ebpf-zc/ebpf/internal/readers"
-)
+import "iter"
 
 // Records returns an iterator over the records of every CPU's buffer,
 // consumed in place:
@@ -46,31 +42,21 @@ func (r *Reader) Records() iter.Seq2[*Record, error] {
 	return r.records
 }
 
-// records is the loop of Reader.Records.
+// records is the loop of Reader.Records: the engine's batch loop, with
+// a Record for each sample.
 func (e *engine) records(yield func(*Record, error) bool) {
 	var (
 		rec     Record
-		b       batch
 		scratch []byte // a sample that wraps around a buffer's end
-		op      readers.WaitState
 	)
-	if err := e.core.Begin(&op); err != nil {
-		yield(nil, err)
-		return
-	}
-	// mu is never held while the body runs, so this runs the same way on
-	// break, on return and when the body panics.
-	defer e.endLoop(&b, &op)
-	for {
-		if err := e.nextBatch(&b, &op); err != nil {
-			yield(nil, err)
-			return
+	l := &batchLoop{e: e}
+	e.core.Loop(l, func(err error) bool {
+		if err != nil {
+			return yield(nil, err)
 		}
-		rec.CPU = e.consumers[b.cpu].cpu
-		if !e.yieldBatch(&b, &rec, &scratch, yield) {
-			return
-		}
-	}
+		rec.CPU = e.consumers[l.cpu].cpu
+		return e.yieldBatch(&l.batch, &rec, &scratch, yield)
+	})
 }
 
 // batch is a loop's claim on one CPU's buffer, read outside mu.
@@ -163,21 +149,29 @@ func (e *engine) yieldOther(b *batch, rec *Record, p, end uint64, yield func(*Re
 	return true, next, true
 }
 
-// nextBatch ends the loop's batch, if it holds one, and claims the next,
-// waiting for records as a read does.
-func (e *engine) nextBatch(b *batch, op *readers.WaitState) error {
-	e.core.Mu.Lock()
-	defer e.core.Mu.Unlock()
-	if b.holding {
-		e.finishLocked(b)
+// batchLoop is a loop's batch as the engine's loop sees it
+// (readers.Batcher).
+type batchLoop struct {
+	e *engine
+	batch
+}
+
+// Finish ends the loop's batch, if it holds one.
+func (l *batchLoop) Finish() (stalled bool) {
+	if l.holding {
+		l.e.finishLocked(&l.batch)
 	}
-	return e.core.ClaimLocked(op, false, func() (ok, busy bool, err error) {
-		if err := e.checkPausedLocked(); err != nil {
-			return false, false, err
-		}
-		ok, err = e.claimBatchLocked(b)
-		return ok, false, err
-	})
+	return false
+}
+
+// Claim claims the loop's next batch, unless an overwritable buffer is
+// not paused.
+func (l *batchLoop) Claim() (ok, busy bool, err error) {
+	if err := l.e.checkPausedLocked(); err != nil {
+		return false, false, err
+	}
+	ok, err = l.e.claimBatchLocked(&l.batch)
+	return ok, false, err
 }
 
 // claimBatchLocked claims a batch from the first CPU that has records,
@@ -229,15 +223,4 @@ func (e *engine) finishLocked(b *batch) {
 		c.publish()
 	}
 	e.core.ReleasedLocked(b.cpu, gaveBack)
-}
-
-// endLoop ends a loop however it stops: its batch is released and what it
-// consumed published.
-func (e *engine) endLoop(b *batch, op *readers.WaitState) {
-	e.core.Mu.Lock()
-	defer e.core.Mu.Unlock()
-	if b.holding {
-		e.finishLocked(b)
-	}
-	e.core.EndLoopLocked(op)
 }

@@ -115,24 +115,11 @@ func (mr *MultiReader) Batches() iter.Seq2[*Batch, error] {
 
 // batches is the loop of Batches, and so of Records.
 func (e *engine) batches(yield func(*Batch, error) bool) {
-	var (
-		b  Batch
-		op waitState
-	)
-	if err := e.core.Begin(&op); err != nil {
-		yield(nil, err)
-		return
-	}
-	// mu is never held while the body runs, so this runs the same way on
-	// break, on return and when the body panics.
-	defer e.endLoop(&b, &op)
-	for {
-		if err := e.nextBatch(&b, &op); err != nil {
-			yield(nil, err)
-			return
+	l := &batchLoop{e: e}
+	e.core.Loop(l, func(err error) bool {
+		if err != nil {
+			return yield(nil, err)
 		}
-		if !yield(&b, nil) {
-			return
-		}
-	}
+		return yield(&l.Batch, nil)
+	})
 }

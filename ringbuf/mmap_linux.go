@@ -13,24 +13,32 @@ import (
 )
 
 // mapping holds the two mmap'd regions of a kernel ring buffer: the
-// consumer page, read-write, and the producer page followed by the data
-// area mapped twice, read-only (see ring.go for the layout).
+// consumer page, and the producer page followed by the data area mapped
+// twice (see ring.go for the layout). A reader may write the first, a
+// writer (user ring buffers) the second; the kernel refuses a writable
+// mapping of the other side's.
 type mapping struct {
 	consumerPage []byte
 	producerArea []byte
 }
 
-func mapRing(fd int, size uint64) (*mapping, *ring, error) {
+// mapRing maps a ring buffer for its consumer (a reader), or with
+// producer for its producer (a writer of a user ring buffer).
+func mapRing(fd int, size uint64, producer bool) (*mapping, *ring, error) {
+	consumerProt, producerProt := unix.PROT_READ|unix.PROT_WRITE, unix.PROT_READ
+	if producer {
+		consumerProt, producerProt = producerProt, consumerProt
+	}
 	page := uint64(os.Getpagesize())
 	if page+2*size > math.MaxInt {
 		// A 32-bit process: the data area is mapped twice.
 		return nil, nil, fmt.Errorf("mmap ring buffer of %d bytes: twice that is more than the address space: %w", size, unix.ENOMEM)
 	}
-	consumerPage, err := unix.Mmap(fd, 0, int(page), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	consumerPage, err := unix.Mmap(fd, 0, int(page), consumerProt, unix.MAP_SHARED)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mmap consumer page: %w", err)
 	}
-	producerArea, err := unix.Mmap(fd, int64(page), int(page+2*size), unix.PROT_READ, unix.MAP_SHARED)
+	producerArea, err := unix.Mmap(fd, int64(page), int(page+2*size), producerProt, unix.MAP_SHARED)
 	if err != nil {
 		unix.Munmap(consumerPage)
 		return nil, nil, fmt.Errorf("mmap producer page and data area (%d bytes): %w", page+2*size, err)
@@ -61,4 +69,26 @@ func (m *mapping) unmap() error {
 		m.producerArea = nil
 	}
 	return errors.Join(err1, err2)
+}
+
+// retire gives the ring back to the kernel but keeps its addresses valid:
+// the consumer page is unmapped, and the producer page and data area are
+// replaced, in one mmap with MAP_FIXED, by private anonymous memory. A
+// Submit racing with Close, or a stale reservation written after it, then
+// lands in memory nobody reads instead of faulting or reaching the map.
+// unmap frees the range later.
+func (m *mapping) retire() error {
+	var err error
+	if m.consumerPage != nil {
+		err = unix.Munmap(m.consumerPage)
+		m.consumerPage = nil
+	}
+	if m.producerArea != nil {
+		_, errFixed := unix.MmapPtr(-1, 0, unsafe.Pointer(&m.producerArea[0]), uintptr(len(m.producerArea)),
+			unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED|unix.MAP_NORESERVE)
+		if errFixed != nil {
+			err = fmt.Errorf("replace the data area with anonymous memory: %w", errFixed)
+		}
+	}
+	return err
 }

@@ -13,8 +13,10 @@ import (
 // mapped: NewReader fails before one is made.
 type mapping struct{}
 
-func mapRing(int, uint64) (*mapping, *ring, error) {
+func mapRing(int, uint64, bool) (*mapping, *ring, error) {
 	return nil, nil, fmt.Errorf("mmap ring buffer on %s: %w", runtime.GOOS, ebpf.ErrNotSupported)
 }
 
 func (*mapping) unmap() error { return nil }
+
+func (*mapping) retire() error { return nil }

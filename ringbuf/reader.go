@@ -131,7 +131,7 @@ func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return mapRing(m.FD(), size)
+	return mapRing(m.FD(), size, false)
 }
 
 // ringSize returns the size of the data area of m, a ring buffer or a

@@ -58,20 +58,26 @@ func (e *engine) records(yield func(*Record, error) bool) {
 	}
 }
 
-// nextBatch ends the loop's batch, if it holds one, and claims the next,
-// waiting for records as a read does.
-func (e *engine) nextBatch(b *Batch, op *waitState) error {
-	e.core.Mu.Lock()
-	defer e.core.Mu.Unlock()
-	stalled := false
-	if b.holding {
-		// Nothing before a busy record: wait for its producer instead of
-		// claiming it again at once.
-		stalled = e.finishLocked(b) && b.pos == b.claim.Start
+// batchLoop is a loop's Batch as the engine's loop sees it
+// (readers.Batcher).
+type batchLoop struct {
+	e *engine
+	Batch
+}
+
+// Finish ends the loop's batch, if it holds one. One that read nothing
+// before a busy record waits for its producer instead of claiming it
+// again at once.
+func (l *batchLoop) Finish() (stalled bool) {
+	if !l.holding {
+		return false
 	}
-	return e.core.ClaimLocked(op, stalled, func() (ok, busy bool, err error) {
-		return e.claimBatchLocked(b)
-	})
+	return l.e.finishLocked(&l.Batch) && l.pos == l.claim.Start
+}
+
+// Claim claims the loop's next batch.
+func (l *batchLoop) Claim() (ok, busy bool, err error) {
+	return l.e.claimBatchLocked(&l.Batch)
 }
 
 // claimBatchLocked claims a batch from the first ring that has records,
@@ -136,15 +142,4 @@ func (e *engine) finishLocked(b *Batch) (busy bool) {
 	}
 	e.core.ReleasedLocked(b.index, gaveBack)
 	return busy
-}
-
-// endLoop ends a loop however it stops: its batch is released and what it
-// consumed published.
-func (e *engine) endLoop(b *Batch, op *waitState) {
-	e.core.Mu.Lock()
-	defer e.core.Mu.Unlock()
-	if b.holding {
-		e.finishLocked(b)
-	}
-	e.core.EndLoopLocked(op)
 }

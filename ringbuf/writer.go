@@ -138,7 +138,7 @@ func NewWriter(m *ebpf.Map) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ringbuf: writer: %w", err)
 	}
-	mp, rg, err := mapUserRing(m.FD(), size)
+	mp, rg, err := mapRing(m.FD(), size, true)
 	if err != nil {
 		return nil, fmt.Errorf("ringbuf: writer: %w", err)
 	}
