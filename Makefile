@@ -145,9 +145,10 @@ bench-plot: tools
 	$(PLOT) -kind line -x /size -y Mrec/s -series /mode -logx -logy -filter '.name:Read /touch:all' \
 		-xlabel 'event size (B)' -ylabel 'records drained (millions/s)' -legend 'reader' \
 		-title 'ring buffer drain rate, consumer reads every byte (touch=all)' -out $(basename $(IN))-all $(IN)
-	$(PLOT) -kind line -x /size -y Mrec/s -series /mode -logx -filter '.name:Write' \
+	@# A results file without the writer's benchmark (a saved read run) has no write plot.
+	if grep -q '^BenchmarkWrite' $(IN); then $(PLOT) -kind line -x /size -y Mrec/s -series /mode -logx -filter '.name:Write' \
 		-xlabel 'record size (B)' -ylabel 'records written and drained (millions/s)' -legend 'writer' \
-		-title 'user ring buffer: records written, then drained by a BPF program' -out $(basename $(IN))-write $(IN)
+		-title 'user ring buffer: records written, then drained by a BPF program' -out $(basename $(IN))-write $(IN); fi
 
 # benchstat: compare two saved runs, OLD against NEW.
 benchstat: tools
