@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 
@@ -299,4 +300,36 @@ func TestUnclosedReaderFreed(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestRecordsOfDroppedReader: a loop over the iterator of a Reader the
+// caller no longer holds keeps the ring mapped, collections or not: the
+// cleanup that frees an unclosed Reader waits for the engine the iterator
+// holds. In a child process, since a ring unmapped under the loop faults.
+func TestRecordsOfDroppedReader(t *testing.T) {
+	bpftest.InChild(t, time.Minute, func(t *testing.T) {
+		m := newRingMap(t, 4096)
+		p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 200, Pattern: true})
+		r, err := NewReader(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		records := r.Records()
+		r = nil
+		produce(t, p, 5)
+		n := 0
+		for rec, err := range records {
+			if err != nil {
+				t.Fatal(err)
+			}
+			runtime.GC()
+			runtime.GC()
+			if _, err := progs.CheckRecord(rec.RawSample, 200, true); err != nil {
+				t.Fatalf("record %d after a collection: %v", n, err)
+			}
+			if n++; n == 5 {
+				break
+			}
+		}
+	})
 }
