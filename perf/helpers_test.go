@@ -65,7 +65,7 @@ func checkSample(tb testing.TB, sample []byte, size int) uint64 {
 	return seq
 }
 
-// runOn runs p n times on cpu.
+// runOn runs p exactly n times on cpu.
 func runOn(tb testing.TB, p *progs.Producer, cpu, n int) {
 	tb.Helper()
 	unpin, err := cpustat.Pin(cpu)
@@ -73,7 +73,7 @@ func runOn(tb testing.TB, p *progs.Producer, cpu, n int) {
 		tb.Fatal(err)
 	}
 	defer unpin()
-	if err := p.Run(n); err != nil {
+	if err := p.RunExactly(n); err != nil {
 		tb.Fatal(err)
 	}
 }

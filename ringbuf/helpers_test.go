@@ -47,7 +47,7 @@ func newTestReader(tb testing.TB, m *ebpf.Map) *Reader {
 	return r
 }
 
-// produce runs p n times and fails unless exactly n records were numbered
+// produce runs p exactly n times and fails unless n records were numbered
 // and none dropped since the last call.
 func produce(tb testing.TB, p *progs.Producer, n int) {
 	tb.Helper()
@@ -55,7 +55,7 @@ func produce(tb testing.TB, p *progs.Producer, n int) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := p.Run(n); err != nil {
+	if err := p.RunExactly(n); err != nil {
 		tb.Fatal(err)
 	}
 	after, drops, err := p.Counts()
@@ -65,8 +65,8 @@ func produce(tb testing.TB, p *progs.Producer, n int) {
 	if drops != dropsBefore {
 		tb.Fatalf("producer dropped %d records: ring full", drops-dropsBefore)
 	}
-	if after-before < uint64(n) {
-		tb.Fatalf("producer numbered %d records, want %d", after-before, n)
+	if got := after - before; got != uint64(n) {
+		tb.Fatalf("producer numbered %d records, want %d", got, n)
 	}
 }
 

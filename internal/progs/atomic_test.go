@@ -3,10 +3,13 @@
 package progs
 
 import (
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"golang.org/x/sys/unix"
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 )
@@ -158,5 +161,57 @@ func TestStoreImmDWordTrap(t *testing.T) {
 	}
 	if err := load(asm.StoreImm(asm.R10, -8, 0, asm.DWord)); err == nil {
 		t.Error("StoreImm(…, DWord) loaded: has asm been fixed? The two-word workaround may go")
+	}
+}
+
+// TestRunTimesExactUnderSignals: with signals hitting the running thread
+// (each one fails a test run with EINTR, which cilium/ebpf runs again from
+// the start), RunExactly still runs a program as often as asked, not more.
+func TestRunTimesExactUnderSignals(t *testing.T) {
+	m := newTestCounters(t)
+	insns := append(NextSequence(m, asm.R6), asm.Mov.Imm(asm.R0, 0), asm.Return())
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.SocketFilter, License: "GPL", Instructions: insns})
+	skipIfNoBPF(t, err)
+	t.Cleanup(func() { prog.Close() })
+
+	const rounds, runs = 5, 1000
+	tid := make(chan int)
+	stop := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		tid <- unix.Gettid()
+		var err error
+		for range rounds {
+			if err = RunExactly(prog, runs); err != nil {
+				break
+			}
+		}
+		close(stop)
+		done <- err
+	}()
+	target := <-tid
+	// SIGURG is the runtime's own preemption signal: a stray one is ignored.
+	for sent := 0; ; sent++ {
+		select {
+		case <-stop:
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := ReadCounters(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != rounds*runs {
+				t.Fatalf("%d runs with %d signals sent, want %d", got, sent, rounds*runs)
+			}
+			return
+		default:
+		}
+		if err := unix.Tgkill(unix.Getpid(), target, unix.SIGURG); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Microsecond)
 	}
 }

@@ -185,9 +185,20 @@ var testInput = make([]byte, 64)
 
 // RunTimes runs prog at least times times with test-run, in chunks so a
 // large count is not one syscall the kernel restarts from zero when the
-// thread gets a signal.
+// thread gets a signal. For a count a test compares, use RunExactly.
 func RunTimes(prog *ebpf.Program, times int) error {
-	const chunk = 1 << 16
+	return runChunks(prog, times, 1<<16)
+}
+
+// RunExactly runs prog exactly times times, one syscall a run. A test run
+// a signal interrupts fails with EINTR after some repetitions and
+// cilium/ebpf runs it again from the start; with Repeat 1 the kernel checks
+// that it is done before it checks for signals, so no run repeats.
+func RunExactly(prog *ebpf.Program, times int) error {
+	return runChunks(prog, times, 1)
+}
+
+func runChunks(prog *ebpf.Program, times, chunk int) error {
 	for times > 0 {
 		n := min(times, chunk)
 		if _, err := prog.Run(&ebpf.RunOptions{Data: testInput, Repeat: uint32(n)}); err != nil {

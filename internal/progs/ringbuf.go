@@ -243,6 +243,12 @@ func (p *Producer) Run(times int) error {
 	return RunTimes(p.Program, times)
 }
 
+// RunExactly runs the program exactly times times, one test run a time:
+// slower than Run, for a count a test compares with what it read.
+func (p *Producer) RunExactly(times int) error {
+	return RunExactly(p.Program, times)
+}
+
 // Counts returns how many records the program numbered and how many of
 // them it could not put into the ring (reserve or output failed).
 func (p *Producer) Counts() (produced, dropped uint64, err error) {
