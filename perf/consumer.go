@@ -3,11 +3,11 @@ package perf
 import (
 	"fmt"
 
-	"github.com/ebpf-zc/ebpf/internal/claims"
+	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
 // consumer is one CPU's consumer side: the claims of its records
-// (internal/claims says what a claim is) and what the kernel was told.
+// (readers.Claims says what a claim is) and what the kernel was told.
 // Every read style takes records through it, under the Reader's mutex.
 //
 // Claim positions are the buffer's positions for a forward buffer. An
@@ -17,7 +17,7 @@ import (
 type consumer struct {
 	buf        *buffer
 	cpu        int
-	claims     claims.List
+	claims     readers.Claims
 	head       uint64 // end of the records produced, as a claim position
 	published  uint64 // data_tail the kernel has from us
 	batchBytes uint64 // how much a loop reads between two visits to the mutex
@@ -28,7 +28,7 @@ type consumer struct {
 	lastHead  uint64 // data_head when the last window was taken (overwritable)
 }
 
-type claim = claims.Claim
+type claim = readers.Claim
 
 func newConsumer(buf *buffer, cpu int, overwrite bool) (consumer, error) {
 	c := consumer{
@@ -48,7 +48,7 @@ func newConsumer(buf *buffer, cpu int, overwrite bool) (consumer, error) {
 	if err := buf.checkHead(buf.loadHead(tail), tail); err != nil {
 		return c, err
 	}
-	c.claims = claims.New(tail)
+	c.claims = readers.NewClaims(tail)
 	c.head, c.published = tail, tail
 	return c, nil
 }

@@ -100,11 +100,10 @@ func (e *engine) init(bufs []*buffer, res *resources, overwritable bool) error {
 // own, so that these methods do not become the Reader's.
 type engineBuffers engine
 
-func (b *engineBuffers) Len() int          { return len(b.consumers) }
-func (b *engineBuffers) Publish(i int)     { b.consumers[i].publish() }
-func (b *engineBuffers) Ready(i int) bool  { return b.consumers[i].ready() }
-func (b *engineBuffers) Err(i int) error   { return b.consumers[i].err }
-func (b *engineBuffers) Pinned(i int) bool { return false } // no bound needed, above
+func (b *engineBuffers) Len() int         { return len(b.consumers) }
+func (b *engineBuffers) Publish(i int)    { b.consumers[i].publish() }
+func (b *engineBuffers) Ready(i int) bool { return b.consumers[i].ready() }
+func (b *engineBuffers) Err(i int) error  { return b.consumers[i].err }
 
 // checkPausedLocked returns ErrMustBePaused for a read of an overwritable
 // buffer the kernel may still be writing.

@@ -1,25 +1,25 @@
 package ringbuf
 
-import "github.com/ebpf-zc/ebpf/internal/claims"
+import "github.com/ebpf-zc/ebpf/internal/readers"
 
 // consumer is one ring's consumer side: the claims of its records
-// (internal/claims says what a claim is) and what the kernel was told.
+// (readers.Claims says what a claim is) and what the kernel was told.
 // Every read style takes records through it, under its reader's mutex.
 type consumer struct {
 	ring         *ring
-	claims       claims.List
+	claims       readers.Claims
 	producerPos  uint64 // producer position last loaded
 	publishedPos uint64 // consumer position the kernel has from us
 	batchBytes   uint64 // how much a loop reads between two visits to the mutex
 	err          error  // sticky: a corrupt ring stays corrupt
 }
 
-type claim = claims.Claim
+type claim = readers.Claim
 
 func newConsumer(rg *ring, pos uint64) consumer {
 	return consumer{
 		ring:         rg,
-		claims:       claims.New(pos),
+		claims:       readers.NewClaims(pos),
 		producerPos:  pos,
 		publishedPos: pos,
 		batchBytes:   min(rg.size/8, maxUnpublished),

@@ -70,10 +70,9 @@ func (e *engine) init(rings []*ring, keys []int, res *resources) error {
 // own, so that these methods do not become the public readers' methods.
 type engineBuffers engine
 
-func (b *engineBuffers) Len() int          { return len(b.consumers) }
-func (b *engineBuffers) Publish(i int)     { b.consumers[i].publish() }
-func (b *engineBuffers) Ready(i int) bool  { return b.consumers[i].ready() }
-func (b *engineBuffers) Pinned(i int) bool { return !b.consumers[i].claims.Empty() }
+func (b *engineBuffers) Len() int         { return len(b.consumers) }
+func (b *engineBuffers) Publish(i int)    { b.consumers[i].publish() }
+func (b *engineBuffers) Ready(i int) bool { return b.consumers[i].ready() }
 func (b *engineBuffers) Err(i int) error {
 	if err := b.consumers[i].err; err != nil {
 		return (*engine)(b).ringErr(i, err)

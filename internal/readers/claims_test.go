@@ -1,9 +1,9 @@
-package claims
+package readers
 
 import "testing"
 
 func TestInOrder(t *testing.T) {
-	l := New(100)
+	l := NewClaims(100)
 	a := l.Hold(140)
 	b := l.Hold(200)
 	if got := l.ConsumerPos(); got != 100 {
@@ -23,7 +23,7 @@ func TestInOrder(t *testing.T) {
 }
 
 func TestGiveBackLast(t *testing.T) {
-	l := New(0)
+	l := NewClaims(0)
 	c := l.Hold(64)
 	if !l.Release(c, 24) {
 		t.Fatal("a claim read in part gave nothing back")
@@ -35,7 +35,7 @@ func TestGiveBackLast(t *testing.T) {
 }
 
 func TestGiveBackBeforeOthers(t *testing.T) {
-	l := New(0)
+	l := NewClaims(0)
 	a := l.Hold(64)
 	b := l.Hold(128)
 	l.Release(a, 24)
@@ -63,7 +63,7 @@ func TestGiveBackBeforeOthers(t *testing.T) {
 }
 
 func TestTakeWholeAndReturnAgain(t *testing.T) {
-	l := New(0)
+	l := NewClaims(0)
 	a := l.Hold(64)
 	l.Hold(128)
 	l.Release(a, 0) // nothing read: all of it goes back
@@ -79,7 +79,7 @@ func TestTakeWholeAndReturnAgain(t *testing.T) {
 }
 
 func TestSkip(t *testing.T) {
-	l := New(8)
+	l := NewClaims(8)
 	l.Skip(40)
 	if l.Pos() != 40 || l.ConsumerPos() != 40 {
 		t.Fatalf("%s, want claim and consumer position 40", &l)
