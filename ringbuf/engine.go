@@ -10,9 +10,7 @@ import (
 )
 
 // engine is what Reader and MultiReader are made of: a consumer per ring
-// and the protocol of internal/readers over them (one mutex, one waiter,
-// the resources). Reads and loops claim records from the consumers, wait
-// when there are none, and release what they read.
+// under the protocol of readers.Engine.
 type engine struct {
 	core      readers.Engine
 	consumers []consumer
@@ -21,35 +19,30 @@ type engine struct {
 	turn      int // the consumer the next batch is claimed from first
 }
 
-// waitState is one read's or loop's state across waits.
-type waitState = readers.WaitState
+type (
+	claim     = readers.Claim
+	waitState = readers.WaitState
+)
 
-// resources are what an engine holds outside Go's heap. An engine that is
-// never closed frees them from a cleanup.
+// resources are what an engine holds outside Go's heap.
 type resources struct {
 	poller   *epoll.Poller
 	mappings []*mapping
 }
 
 func (res *resources) free() error {
-	err := res.closePoller()
+	var err error
+	if res.poller != nil {
+		err, res.poller = res.poller.Close(), nil
+	}
 	for _, m := range res.mappings {
 		err = errors.Join(err, m.unmap())
 	}
 	return err
 }
 
-func (res *resources) closePoller() error {
-	if res.poller == nil {
-		return nil
-	}
-	err := res.poller.Close()
-	res.poller = nil
-	return err
-}
-
-// init starts the engine on rings that are already mapped, each at the
-// consumer position the kernel holds.
+// init starts the engine on mapped rings, each at the consumer position
+// the kernel holds.
 func (e *engine) init(rings []*ring, keys []int, res *resources) error {
 	for i, rg := range rings {
 		pos := rg.loadConsumer()
@@ -66,8 +59,13 @@ func (e *engine) init(rings []*ring, keys []int, res *resources) error {
 	return nil
 }
 
-// engineBuffers is the engine as readers.Buffers sees it: a type of its
-// own, so that these methods do not become the public readers' methods.
+// heldClaimPoll bounds a wait while a claim is held: the kernel wakes a
+// reader only for a record at the consumer position it knows, so records
+// committed behind a held view wake nobody.
+const heldClaimPoll = time.Millisecond
+
+// engineBuffers is the engine as readers.Buffers, a type of its own so
+// that these methods are not the readers' methods.
 type engineBuffers engine
 
 func (b *engineBuffers) Len() int         { return len(b.consumers) }
@@ -88,8 +86,152 @@ func (e *engine) ringErr(i int, err error) error {
 	return fmt.Errorf("ring %d: %w", e.keys[i], err)
 }
 
-// heldClaimPoll bounds a wait while a claim pins a consumer position: the
-// kernel wakes a reader only for a record at the position it knows, so
-// records committed behind a held view wake nobody, and the claim's
-// release may come late or never (a Peek view kept for long).
-const heldClaimPoll = time.Millisecond
+// consumer is one ring's consumer side: the claims of its records and
+// what the kernel was told, under the engine's mutex.
+type consumer struct {
+	ring         *ring
+	claims       readers.Claims
+	producerPos  uint64 // producer position last loaded
+	publishedPos uint64 // consumer position the kernel has from us
+	batchBytes   uint64 // how much a loop reads between two visits to the mutex
+	err          error  // sticky: a corrupt ring stays corrupt
+}
+
+func newConsumer(rg *ring, pos uint64) consumer {
+	return consumer{
+		ring:         rg,
+		claims:       readers.NewClaims(pos),
+		producerPos:  pos,
+		publishedPos: pos,
+		batchBytes:   min(rg.size/8, maxUnpublished),
+	}
+}
+
+// publish tells the kernel the consumer position.
+func (c *consumer) publish() {
+	if pos := c.claims.ConsumerPos(); pos != c.publishedPos {
+		c.ring.publishConsumer(pos)
+		c.publishedPos = pos
+	}
+}
+
+// produced reports whether records lie past the claim position, loading
+// the producer position once the last one is used up; a corrupt one
+// becomes the consumer's error.
+func (c *consumer) produced() bool {
+	if c.claims.Pos() == c.producerPos && c.err == nil {
+		producer, err := c.ring.loadProducer(c.claims.ConsumerPos())
+		if err != nil {
+			c.err = err
+			return false
+		}
+		c.producerPos = producer
+	}
+	return c.claims.Pos() != c.producerPos
+}
+
+// ready reports whether a claim could find records: returned ones, or
+// records produced since the last claim, which may have woken nobody.
+func (c *consumer) ready() bool {
+	return c.claims.HasReturned() || c.produced()
+}
+
+// readyRecord finds the record at the claim position if no claim is out
+// (so nothing is unpublished) and it is committed and kept: the common
+// case of ReadInto and PeekInto, which then skip claimOne's scan and wait
+// (BenchmarkRead mode=copy, mode=peek). end is where its space ends.
+func (c *consumer) readyRecord() (pos, end uint64, length uint32, ok bool) {
+	pos = c.claims.Pos()
+	if !c.claims.Empty() || !c.produced() {
+		return 0, 0, 0, false
+	}
+	h := c.ring.headerAt(pos)
+	if h.busy() || h.discarded() || h.total() > c.producerPos-pos {
+		return 0, 0, 0, false
+	}
+	return pos, pos + h.total(), h.length(), true
+}
+
+// scan walks the committed records in [pos, end): with one, up to and
+// including the first kept (not discarded) one; otherwise until budget
+// bytes hold a kept record. It stops before a busy record and at a corrupt
+// one, which it records. next is where it stopped; recPos and recLen name
+// the last kept record, if found.
+func (c *consumer) scan(pos, end, budget uint64, one bool) (next, recPos uint64, recLen uint32, found, busy bool) {
+	for next = pos; next < end; {
+		h := c.ring.headerAt(next)
+		if h.busy() {
+			return next, recPos, recLen, found, true
+		}
+		total := h.total()
+		if total > end-next {
+			c.err = c.ring.corrupt(next, end, h)
+			return next, recPos, recLen, found, false
+		}
+		if !h.discarded() {
+			recPos, recLen, found = next, h.length(), true
+		}
+		next += total
+		if found && (one || next-pos >= budget) {
+			break
+		}
+	}
+	return next, recPos, recLen, found, false
+}
+
+// claimOne claims the next kept record for Read or Peek, with the
+// discarded records before it. With hold the caller holds the claim until
+// it releases it; without, it is consumed at once (the caller copies it
+// under the mutex). ok is false if no record is ready; busy then says a
+// producer still writes the next.
+func (c *consumer) claimOne(hold bool) (cl claim, recPos uint64, recLen uint32, ok, busy bool) {
+	for r, some := c.claims.Returned(); some; r, some = c.claims.Returned() {
+		next, pos, length, found, busy := c.scan(r.Start, r.End, 0, true)
+		if next > r.Start {
+			cl = c.claims.Take(r.Start, next, hold && found)
+		}
+		if found {
+			return cl, pos, length, true, false
+		}
+		if next < r.End { // busy or corrupt
+			return claim{}, 0, 0, false, busy
+		}
+	}
+	if !c.produced() {
+		return claim{}, 0, 0, false, false
+	}
+	next, pos, length, found, busy := c.scan(c.claims.Pos(), c.producerPos, 0, true)
+	switch {
+	case !found:
+		c.claims.Skip(next) // discarded records before a busy one
+		return claim{}, 0, 0, false, busy
+	case hold:
+		cl = c.claims.Hold(next)
+	default:
+		cl = claim{Start: c.claims.Pos(), End: next}
+		c.claims.Skip(next)
+	}
+	return cl, pos, length, true, false
+}
+
+// claimBatch claims records for a loop: a returned claim whole, else the
+// records at the claim position: all that is produced for a loop that
+// reads alone (the producer position is a record boundary), else up to
+// batchBytes, so that others get their share.
+func (c *consumer) claimBatch(alone bool) (cl claim, ok, busy bool) {
+	if r, some := c.claims.Returned(); some {
+		return c.claims.Take(r.Start, r.End, true), true, false
+	}
+	if !c.produced() {
+		return claim{}, false, false
+	}
+	next := c.producerPos
+	if !alone {
+		start := c.claims.Pos()
+		next, _, _, _, busy = c.scan(start, next, c.batchBytes, false)
+		if next == start {
+			return claim{}, false, busy
+		}
+	}
+	return c.claims.Hold(next), true, false
+}
