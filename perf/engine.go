@@ -16,7 +16,6 @@ type engine struct {
 	core         readers.Engine
 	consumers    []consumer
 	res          *resources
-	turn         int // the consumer the next read or batch looks at first
 	overwritable bool
 	paused       bool
 }

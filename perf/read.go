@@ -26,7 +26,7 @@ func (r *Reader) ReadInto(rec *Record) error {
 			return false, false, err
 		}
 		for k := range r.consumers {
-			i := (r.turn + k) % len(r.consumers)
+			i := (r.core.Turn + k) % len(r.consumers)
 			c := &r.consumers[i]
 			got, end, ok, err := c.claimOne()
 			if !ok {
@@ -35,7 +35,7 @@ func (r *Reader) ReadInto(rec *Record) error {
 				}
 				continue
 			}
-			r.turn = i // stay on this CPU while it has records
+			r.core.Turn = i // stay on this CPU while it has records
 			rec.CPU = c.cpu
 			if err == nil {
 				r.fill(rec, c, got, end)

@@ -13,37 +13,25 @@ import "iter"
 //	}
 //
 // rec.RawSample aliases the CPU's buffer and is valid until the loop body
-// returns; copy what must outlive it. A CPU's buffer is mapped once, so a
-// sample that wraps around its end is the one exception: it is copied
-// into a buffer of the loop's own, reused for the next such sample. A
-// count of lost samples comes as a record with LostSamples set and no
-// RawSample. A record is consumed when the body returns, also on break and
-// when the body panics.
+// returns; copy what must outlive it. A sample that wraps around the end of
+// its buffer (mapped once) is the exception: a copy in the loop's own
+// memory, reused for the next. Lost samples come as a record with
+// LostSamples set and no RawSample. A record is consumed when the body
+// returns, also on break and panic.
 //
 // The loop blocks while every buffer is empty and ends with one last pair
-// carrying the error that stopped it: os.ErrDeadlineExceeded at the
-// deadline, ErrFlushed after Flush once every record in the buffers has
-// been yielded, ErrClosed after Close, ErrMustBePaused on an overwritable
-// Reader that is not paused. A record of an unknown type is the one error
-// that does not end the loop: it is consumed, and the loop goes on if the
-// body does not break (IsUnknownEvent).
-//
-// While the loop runs, the kernel learns what it consumed (data_tail) in
-// batches of at most min(size/8, 256 KiB) per CPU; before the loop waits,
-// yields an error or ends for any reason, the kernel knows all of it.
-//
-// Several goroutines may range over the same Reader at once; each record
-// is yielded to exactly one of them. A loop claims a batch of one CPU's
-// records at a time, CPUs taking turns, and hands the rest back if it
-// stops early, waking a loop or read that waits for them. Records of one
-// CPU reach one loop in the order the kernel wrote them; records of
-// different CPUs come in no particular order.
+// carrying the error that stopped it: os.ErrDeadlineExceeded, ErrFlushed
+// once the buffers are empty, ErrClosed (after the rest of the batch the
+// loop holds), ErrMustBePaused. A record of an unknown type is yielded as
+// an error that does not end the loop (IsUnknownEvent). Several goroutines
+// may range over it at once, each record yielded to one of them; a loop
+// takes a batch of one CPU at a time, CPUs taking turns, so records of one
+// CPU come in the kernel's order, of different CPUs in none.
 func (r *Reader) Records() iter.Seq2[*Record, error] {
 	return r.records
 }
 
-// records is the loop of Reader.Records: the engine's batch loop, with
-// a Record for each sample.
+// records is the engine's batch loop, with a Record for each sample.
 func (e *engine) records(yield func(*Record, error) bool) {
 	var (
 		rec     Record
@@ -59,9 +47,9 @@ func (e *engine) records(yield func(*Record, error) bool) {
 	})
 }
 
-// batch is a loop's claim on one CPU's buffer, read outside mu.
+// batch is a loop's claim on one CPU's buffer, read outside the mutex.
 type batch struct {
-	cpu     int // index in engine.cpus
+	cpu     int // index in engine.consumers
 	claim   claim
 	pos     uint64 // records below are consumed
 	limit   uint64 // the walk ends at the first record boundary from here
@@ -73,12 +61,9 @@ type batch struct {
 
 // yieldBatch yields b's records from b.pos on, and reports whether the
 // loop body asked for more. It stops at b.limit and at a corrupt record
-// (in b.err); after Close it goes on to the end of the batch, as the ring
-// buffer reader's loops do.
-//
-// The hot loop: one header load per record, a size load per sample,
-// nothing called but yield and small methods; the checks keep every read
-// inside the claim even if the buffer changes under us.
+// (in b.err). The hot loop: one header load a record, a size load a
+// sample; the checks keep every read inside the claim even if the buffer
+// changes under us.
 func (e *engine) yieldBatch(b *batch, rec *Record, scratch *[]byte, yield func(*Record, error) bool) bool {
 	c := &e.consumers[b.cpu]
 	buf, overwrite := c.buf, c.overwrite
@@ -149,52 +134,29 @@ func (e *engine) yieldOther(b *batch, rec *Record, p, end uint64, yield func(*Re
 	return true, next, true
 }
 
-// batchLoop is a loop's batch as the engine's loop sees it
-// (readers.Batcher).
+// batchLoop is a loop's batch as readers.Engine.Loop sees it.
 type batchLoop struct {
 	e *engine
 	batch
 }
 
-// Finish ends the loop's batch, if it holds one.
-func (l *batchLoop) Finish() (stalled bool) {
-	if l.holding {
-		l.e.finishLocked(&l.batch)
-	}
-	return false
-}
-
-// Claim claims the loop's next batch, unless an overwritable buffer is
-// not paused.
+// Claim claims a batch, CPUs taking turns; none while an overwritable
+// buffer is not paused.
 func (l *batchLoop) Claim() (ok, busy bool, err error) {
-	if err := l.e.checkPausedLocked(); err != nil {
+	e := l.e
+	if err := e.checkPausedLocked(); err != nil {
 		return false, false, err
 	}
-	ok, err = l.e.claimBatchLocked(&l.batch)
-	return ok, false, err
-}
-
-// claimBatchLocked claims a batch from the first CPU that has records,
-// starting after the last batch's, so that CPUs take turns: at most one
-// batch of min(size/8, 256 KiB) (and the record crossing it) from each per
-// turn.
-func (e *engine) claimBatchLocked(b *batch) (ok bool, err error) {
-	alone := e.core.Wait.Active() == 1
-	for k := range e.consumers {
-		i := (e.turn + k) % len(e.consumers)
+	return e.core.ClaimTurnLocked(func(i int, alone bool) (ok, busy bool, err error) {
 		c := &e.consumers[i]
-		if c.err != nil {
-			return false, c.err
+		var cl claim
+		if c.err == nil {
+			cl, ok = c.claimBatch(alone)
 		}
-		cl, ok := c.claimBatch(alone)
-		if c.err != nil {
-			return false, c.err
+		if c.err != nil || !ok {
+			return false, false, c.err
 		}
-		if !ok {
-			continue
-		}
-		e.turn = i + 1
-		*b = batch{
+		l.batch = batch{
 			cpu:     i,
 			claim:   cl,
 			pos:     cl.Start,
@@ -203,24 +165,22 @@ func (e *engine) claimBatchLocked(b *batch) (ok bool, err error) {
 			head:    c.head,
 			holding: true,
 		}
-		e.core.ClaimedLocked()
-		return true, nil
-	}
-	return false, nil
+		return true, false, nil
+	})
 }
 
-// finishLocked ends a loop's batch: consumed up to b.pos, the rest given
-// back, and data_tail published, so the kernel never waits for more than
-// a batch.
-func (e *engine) finishLocked(b *batch) {
+// Finish ends the loop's batch, if it holds one: consumed up to pos, the
+// rest given back, data_tail published.
+func (l *batchLoop) Finish() (stalled bool) {
+	if !l.holding {
+		return false
+	}
+	e, b := l.e, &l.batch
 	c := &e.consumers[b.cpu]
 	b.holding = false
 	if b.err != nil && c.err == nil {
 		c.err = b.err
 	}
-	gaveBack := c.claims.Release(b.claim, b.pos)
-	if !e.core.Released() {
-		c.publish()
-	}
-	e.core.ReleasedLocked(b.cpu, gaveBack)
+	e.core.EndClaimLocked(b.cpu, &c.claims, b.claim, b.pos)
+	return false
 }

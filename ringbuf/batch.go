@@ -4,9 +4,9 @@ import "iter"
 
 // Batch is a run of records claimed by one loop of Batches: at most
 // min(size/8, 256 KiB) of one ring, and the record that crosses that
-// bound. Its samples are read with Samples. A Batch belongs to the body of
-// the loop that yielded it: the loop reuses it for the next batch, and
-// once the loop has ended, its Samples yield nothing.
+// bound. It belongs to the body of the loop that yielded it: the loop
+// reuses it for the next batch, and once the loop has ended, its Samples
+// yield nothing.
 type Batch struct {
 	ring     *ring
 	index    int // the ring's index in the engine
@@ -27,18 +27,15 @@ func (b *Batch) Ring() int { return b.key }
 // order. Each sample aliases the ring, read-only, with its capacity equal
 // to its length, and is valid until the body of the Batches loop returns.
 // A sample is consumed once it is handed out, also if the body breaks or
-// panics. Samples that a loop does not reach, because it breaks or never
-// ranges over them, go back to the reader, for this loop or another.
-//
-// The iterator holds no lock, defers nothing and calls nothing, so the
-// compiler inlines it and the loop body into the caller: the walk runs in
-// registers, one header load a record.
+// panics; samples the loop does not reach go back to the reader. It holds
+// no lock, defers and calls nothing, so the compiler inlines it and the
+// loop body into the caller.
 func (b *Batch) Samples() iter.Seq[[]byte] {
 	return b.walk(true)
 }
 
-// walk is the loop of Samples, with the look-ahead loads (Samples) or
-// without them (Records: see records).
+// walk is the loop of Samples, with the look-ahead loads or without them
+// (Records).
 func (b *Batch) walk(lookAhead bool) iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		if !b.holding {
@@ -69,20 +66,18 @@ func (b *Batch) walk(lookAhead bool) iter.Seq[[]byte] {
 	}
 }
 
-// Look-ahead: a walk is a chain of dependent loads, each header giving the
-// next one's address, so the core has one miss in flight at a time. For
-// records of lookAheadMinStep bytes or more, Samples also loads the header
-// lookAheadRecords records on, guessing they are as long as this one: the
-// load is never trusted, only kept (Batch.ahead) so that it is not
-// compiled away. internal/rawring's floor measured the same rule.
+// Look-ahead: a walk is a chain of dependent loads, one miss in flight at
+// a time. For records of lookAheadMinStep bytes or more, Samples also
+// loads the header lookAheadRecords records on, guessing they are as long
+// as this one; the load is never trusted, only kept (Batch.ahead) so that
+// it is not compiled away (docs/batch-walk.md).
 const (
 	lookAheadRecords = 2
 	lookAheadMinStep = 256
 )
 
-// Batches returns an iterator over batches of the ring's records, for
-// loops that want the speed of a hand-written walk with the guarantees of
-// Records:
+// Batches returns an iterator over batches of the ring's records, with
+// the guarantees of Records and the speed of a hand-written walk:
 //
 //	for batch, err := range rd.Batches() {
 //		if err != nil {
@@ -93,13 +88,9 @@ const (
 //		}
 //	}
 //
-// It keeps every guarantee of Records: several goroutines may range over
-// it at once, each record is handed out once, the kernel learns what a
-// loop consumed after every batch and before the loop waits, yields an
-// error or ends, and a panicking body unwinds with the records it was
-// handed consumed. Records yields one record per call of the loop body,
-// which the compiler cannot inline; Batches costs a call per batch, and
-// Samples inlines. Close ends the loop at the end of a batch.
+// Records calls the loop body once a record, which the compiler cannot
+// inline; Batches costs a call per batch, and Samples inlines. Close ends
+// the loop at the end of a batch.
 func (r *Reader) Batches() iter.Seq2[*Batch, error] {
 	if r.copyOnly != nil {
 		return copyOnlySeq[*Batch]
@@ -113,7 +104,6 @@ func (mr *MultiReader) Batches() iter.Seq2[*Batch, error] {
 	return mr.batches
 }
 
-// batches is the loop of Batches, and so of Records.
 func (e *engine) batches(yield func(*Batch, error) bool) {
 	l := &batchLoop{e: e}
 	e.core.Loop(l, func(err error) bool {

@@ -3,7 +3,10 @@ package ringbuf
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
+
+	"github.com/cilium/ebpf"
 
 	"github.com/ebpf-zc/ebpf/internal/epoll"
 	"github.com/ebpf-zc/ebpf/internal/readers"
@@ -16,7 +19,6 @@ type engine struct {
 	consumers []consumer
 	keys      []int // Record.Ring of each consumer's ring (MultiReader); nil for a Reader
 	res       *resources
-	turn      int // the consumer the next batch is claimed from first
 }
 
 type (
@@ -41,16 +43,63 @@ func (res *resources) free() error {
 	return err
 }
 
+// newEngine maps and polls the ring buffer maps and starts an engine on
+// them. keys are their Record.Ring, naming them in errors; nil for a
+// Reader.
+func newEngine(maps []*ebpf.Map, keys []int) (_ *engine, err error) {
+	e, res := &engine{keys: keys}, &resources{}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, res.free())
+		}
+	}()
+	rings := make([]*ring, len(maps))
+	for i, m := range maps {
+		var mp *mapping
+		if mp, rings[i], err = mapRingMap(m); err != nil {
+			return nil, e.ringErr(i, err)
+		}
+		res.mappings = append(res.mappings, mp)
+	}
+	if res.poller, err = epoll.New(); err != nil {
+		return nil, err
+	}
+	for i, m := range maps {
+		if err := res.poller.AddEdgeTriggered(m.FD()); err != nil {
+			return nil, e.ringErr(i, err)
+		}
+	}
+	if err := e.init(rings, keys, res); err != nil {
+		return nil, err
+	}
+	// On the engine, not the reader: a loop holds the engine through the
+	// method value Records returns, after the caller dropped the reader.
+	e.core.Cleanup = runtime.AddCleanup(e, func(res *resources) { res.free() }, res)
+	return e, nil
+}
+
+// mapRingMap checks that m is a ring buffer this platform maps and maps it.
+func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
+	if m == nil {
+		return nil, nil, errors.New("nil map")
+	}
+	if err := requireMapped(m.Type(), runtime.GOOS); err != nil {
+		return nil, nil, err
+	}
+	size, err := ringSize(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return mapRing(m.FD(), size, false)
+}
+
 // init starts the engine on mapped rings, each at the consumer position
 // the kernel holds.
 func (e *engine) init(rings []*ring, keys []int, res *resources) error {
-	for i, rg := range rings {
+	for _, rg := range rings {
 		pos := rg.loadConsumer()
 		if pos%recordAlign != 0 {
 			return fmt.Errorf("%w: consumer position %d is not 8-byte aligned", ErrCorrupt, pos)
-		}
-		if keys != nil && i >= len(keys) {
-			return errors.New("ring without a key")
 		}
 		e.consumers = append(e.consumers, newConsumer(rg, pos))
 	}
@@ -71,16 +120,11 @@ type engineBuffers engine
 func (b *engineBuffers) Len() int         { return len(b.consumers) }
 func (b *engineBuffers) Publish(i int)    { b.consumers[i].publish() }
 func (b *engineBuffers) Ready(i int) bool { return b.consumers[i].ready() }
-func (b *engineBuffers) Err(i int) error {
-	if err := b.consumers[i].err; err != nil {
-		return (*engine)(b).ringErr(i, err)
-	}
-	return nil
-}
+func (b *engineBuffers) Err(i int) error  { return (*engine)(b).ringErr(i, b.consumers[i].err) }
 
 // ringErr names the ring an error came from, when there are several.
 func (e *engine) ringErr(i int, err error) error {
-	if e.keys == nil {
+	if e.keys == nil || err == nil {
 		return err
 	}
 	return fmt.Errorf("ring %d: %w", e.keys[i], err)

@@ -10,13 +10,11 @@ type Claim struct {
 	Start, End uint64
 }
 
-// Claims is one buffer's claims, held or returned, oldest first. Claims
-// are made in buffer order at the claim position and end in any order;
-// one that ends early gives its unread rest back, which moves the claim
-// position back if nothing was claimed after it, else stays returned for
-// the next claimer. The consumer position is derived (ConsumerPos), so
-// space a caller still reads never goes to the kernel. The reader's mutex
-// guards it.
+// Claims is one buffer's claims, held or returned, oldest first, guarded
+// by its reader's mutex. Claims are made in buffer order and end in any
+// order; one that ends early gives its unread rest back to the next
+// claimer. The consumer position is derived (ConsumerPos), so space a
+// caller still reads never goes to the kernel.
 type Claims struct {
 	pos      uint64 // records below were handed out, or skipped
 	items    []item
@@ -35,8 +33,7 @@ func NewClaims(pos uint64) Claims { return Claims{pos: pos} }
 // Pos returns the claim position: records below it were handed out.
 func (l *Claims) Pos() uint64 { return l.pos }
 
-// Empty reports whether no claim is listed: the consumer position is the
-// claim position.
+// Empty reports whether no claim is listed.
 func (l *Claims) Empty() bool { return len(l.items) == 0 }
 
 // Len returns how many claims are listed, held or returned.
@@ -53,9 +50,8 @@ func (l *Claims) ConsumerPos() uint64 {
 	return l.pos
 }
 
-// Skip moves the claim position to end without listing a claim: the
-// records up to end are consumed as they are handed out (a copy made
-// before the reader lets go of its lock, records the producer discarded).
+// Skip moves the claim position to end without a claim: the records are
+// consumed as they are handed out (copied under the lock, or discarded).
 func (l *Claims) Skip(end uint64) { l.pos = end }
 
 // Hold hands out [Pos, end) as a claim the caller holds until Release.
@@ -79,9 +75,8 @@ func (l *Claims) Returned() (Claim, bool) {
 	return Claim{}, false
 }
 
-// Take hands out the front of the returned claim that starts at start, up
-// to upTo: held by the caller if hold, else consumed at once. The rest
-// stays returned.
+// Take hands out the returned claim at start up to upTo, held if hold,
+// else consumed at once; the rest stays returned.
 func (l *Claims) Take(start, upTo uint64, hold bool) Claim {
 	i := l.index(start, true)
 	it := l.items[i]
@@ -101,9 +96,9 @@ func (l *Claims) Take(start, upTo uint64, hold bool) Claim {
 	return taken
 }
 
-// Release ends held claim c: the records below upTo were read, the rest
-// is given back. It reports whether records were given back, so that the
-// caller wakes those who wait for them.
+// Release ends held claim c, read below upTo, and reports whether it gave
+// records back: the claim position moves back over them if nothing was
+// claimed after, else they stay returned.
 func (l *Claims) Release(c Claim, upTo uint64) (gaveBack bool) {
 	i := l.index(c.Start, false)
 	end := l.items[i].End
@@ -121,8 +116,7 @@ func (l *Claims) Release(c Claim, upTo uint64) (gaveBack bool) {
 	return true
 }
 
-// index finds the claim that starts at start, returned or held. Claims
-// never overlap, so the start names one.
+// index finds the claim, returned or held, that starts at start.
 func (l *Claims) index(start uint64, returned bool) int {
 	for i := range l.items {
 		if l.items[i].Start == start && l.items[i].returned == returned {
@@ -136,7 +130,7 @@ func (l *Claims) remove(i int) {
 	if l.items[i].returned {
 		l.returned--
 	}
-	if i == len(l.items)-1 { // the common case, a peek's one claim: no shift
+	if i == len(l.items)-1 { // a peek's one claim: no shift
 		l.items = l.items[:i]
 		return
 	}

@@ -33,6 +33,7 @@ type Engine struct {
 	Mu      sync.Mutex
 	Wait    *epoll.Waiter
 	Cleanup runtime.Cleanup // frees the resources of a reader nobody closed
+	Turn    int             // the buffer the next claim looks at first
 
 	buffers    Buffers
 	free       func() error
@@ -183,6 +184,38 @@ func (e *Engine) ClaimedLocked() {
 	if e.pinnedPoll > 0 {
 		e.Wait.WakeUnbounded()
 	}
+}
+
+// ClaimTurnLocked claims a loop's batch from the first buffer with
+// records, from Turn on, so that buffers take turns. claim tries buffer i;
+// alone says that no other read or loop is in progress.
+func (e *Engine) ClaimTurnLocked(claim func(i int, alone bool) (ok, busy bool, err error)) (ok, busy bool, err error) {
+	alone := e.Wait.Active() == 1
+	n := e.buffers.Len()
+	for k := range n {
+		i := (e.Turn + k) % n
+		ok, bufBusy, err := claim(i, alone)
+		if err != nil {
+			return false, false, err
+		}
+		if ok {
+			e.Turn = i + 1
+			e.ClaimedLocked()
+			return true, false, nil
+		}
+		busy = busy || bufBusy
+	}
+	return false, busy, nil
+}
+
+// EndClaimLocked ends held claim cl on buffer i, read below upTo: the rest
+// goes back, and the position is published.
+func (e *Engine) EndClaimLocked(i int, claims *Claims, cl Claim, upTo uint64) {
+	gaveBack := claims.Release(cl, upTo)
+	if !e.released {
+		e.buffers.Publish(i)
+	}
+	e.ReleasedLocked(i, gaveBack)
 }
 
 // ReleasedLocked is called after a claim on buffer i ended: records given
