@@ -48,37 +48,28 @@ func (res *resources) free() error {
 	return err
 }
 
-// putEntries stores every CPU's event in the array, so that
-// bpf_perf_event_output finds it; deleteEntries removes them, so that it
-// fails with ENOENT.
-func (res *resources) putEntries() error {
-	if res.array == nil { // a test's fake buffers
-		return nil
-	}
-	for i, fd := range res.fds {
-		if err := res.array.Put(uint32(res.cpus[i]), uint32(fd)); err != nil {
-			return fmt.Errorf("put the event of CPU %d in the array: %w", res.cpus[i], err)
+// putEntries puts every CPU's event in the array for
+// bpf_perf_event_output, or deletes them (it fails with ENOENT).
+func (res *resources) putEntries(put bool) error {
+	for i, cpu := range res.cpus {
+		switch {
+		case res.array == nil: // a test's fake buffers
+		case put:
+			if err := res.array.Put(uint32(cpu), uint32(res.fds[i])); err != nil {
+				return fmt.Errorf("put the event of CPU %d in the array: %w", cpu, err)
+			}
+		default:
+			if err := res.array.Delete(uint32(cpu)); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+				return fmt.Errorf("delete the event of CPU %d from the array: %w", cpu, err)
+			}
 		}
 	}
 	return nil
 }
 
-func (res *resources) deleteEntries() error {
-	if res.array == nil {
-		return nil
-	}
-	for _, cpu := range res.cpus {
-		if err := res.array.Delete(uint32(cpu)); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-			return fmt.Errorf("delete the event of CPU %d from the array: %w", cpu, err)
-		}
-	}
-	return nil
-}
-
-// init starts the engine on mapped buffers. Unlike a ring buffer's, a perf
-// buffer's wakeups do not depend on what the reader published
-// (perf_output_wakeup counts what was written), so a held claim strands
-// no sleeper and a wait needs no bound.
+// init starts the engine on mapped buffers. A perf buffer's wakeups do
+// not depend on what the reader published (perf_output_wakeup counts
+// what was written): a wait while a claim is held needs no bound.
 func (e *engine) init(bufs []*buffer, res *resources, overwritable bool) error {
 	for i, buf := range bufs {
 		c, err := newConsumer(buf, res.cpus[i], overwritable)
@@ -117,23 +108,17 @@ func (e *engine) setPaused(pause bool, op string) error {
 	if e.core.Wait.Closed() {
 		return fmt.Errorf("perf: %s: %w", op, ErrClosed)
 	}
-	update := e.res.putEntries
-	if pause {
-		update = e.res.deleteEntries
-	}
-	if err := update(); err != nil {
+	if err := e.res.putEntries(!pause); err != nil {
 		return fmt.Errorf("perf: %w", err)
 	}
 	e.paused = pause
 	return nil
 }
 
-// consumer is one CPU's consumer side: the claims of its records and what
-// the kernel was told, under the Reader's mutex. Claim positions are the
-// buffer's for a forward buffer. An overwritable buffer is read in
-// windows, each from the newest record down to where the last began; its
-// claim positions keep growing from window to window, and bias maps them
-// onto the buffer's.
+// consumer is one CPU's claims and what the kernel was told of them.
+// Claim positions are the buffer's, except in an overwritable buffer,
+// read in windows from the newest record down to where the last began:
+// there they keep growing, and bias maps them onto the buffer's.
 type consumer struct {
 	buf        *buffer
 	cpu        int
@@ -171,8 +156,7 @@ func newConsumer(buf *buffer, cpu int, overwrite bool) (consumer, error) {
 	return c, nil
 }
 
-// publish tells the kernel the consumer position (data_tail), which it
-// ignores for an overwritable buffer.
+// publish tells the kernel data_tail (ignored if overwritable).
 func (c *consumer) publish() {
 	if c.overwrite {
 		return
@@ -183,9 +167,7 @@ func (c *consumer) publish() {
 	}
 }
 
-// produced reports whether records lie past the claim position, loading
-// data_head once the last one is used up; a corrupt one becomes the
-// consumer's error.
+// produced is ringbuf's consumer.produced, with data_head.
 func (c *consumer) produced() bool {
 	if c.claims.Pos() == c.head && c.err == nil {
 		if c.overwrite {
@@ -203,9 +185,8 @@ func (c *consumer) produced() bool {
 	return c.claims.Pos() != c.head
 }
 
-// loadWindow takes the records an overwritable buffer received since the
-// last window, at most a buffer's worth, once no claim of the last window
-// is out, so that one bias serves every claim.
+// loadWindow takes what an overwritable buffer received since the last
+// window (at most its size) once no claim is out: one bias serves all.
 func (c *consumer) loadWindow() {
 	if !c.claims.Empty() {
 		return
@@ -224,14 +205,12 @@ func (c *consumer) loadWindow() {
 	c.head += written
 }
 
-// ready reports whether a claim could find records: returned ones, or
-// records produced since the last claim.
+// ready reports whether a claim could find records.
 func (c *consumer) ready() bool {
 	return c.claims.HasReturned() || c.produced()
 }
 
-// remaining is Record.Remaining after a record ending at end: the bytes
-// produced past it, or -1 for an overwritable buffer, as cilium/ebpf says.
+// remaining is Record.Remaining after a record ending at end.
 func (c *consumer) remaining(end uint64) int {
 	if c.overwrite {
 		return -1
@@ -243,10 +222,8 @@ func (c *consumer) cpuErr(err error) error {
 	return fmt.Errorf("CPU %d: %w", c.cpu, err)
 }
 
-// claimOne claims the next record for Read and consumes it at once (the
-// caller copies it under the mutex): the front of a returned claim, or the
-// record at the claim position. ok is false if no record is there. err is
-// a corrupt buffer (sticky) or, with ok, an unknown record type, consumed.
+// claimOne claims the next record for Read, consumed at once (copied
+// under the mutex). err is a corrupt buffer or, with ok, an unknown type.
 func (c *consumer) claimOne() (rec record, end uint64, ok bool, err error) {
 	var start, limit uint64
 	returned, fromReturned := c.claims.Returned()
@@ -285,10 +262,7 @@ func (c *consumer) claimOne() (rec record, end uint64, ok bool, err error) {
 	return rec, end, ok, err
 }
 
-// claimBatch claims records for a loop: a returned claim whole, else the
-// records at the claim position: all that is produced for a loop that
-// reads alone (data_head is a record boundary), else up to batchBytes, so
-// that others get their share.
+// claimBatch is ringbuf's consumer.claimBatch.
 func (c *consumer) claimBatch(alone bool) (cl claim, ok bool) {
 	if r, some := c.claims.Returned(); some {
 		return c.claims.Take(r.Start, r.End, true), true
@@ -303,9 +277,8 @@ func (c *consumer) claimBatch(alone bool) (cl claim, ok bool) {
 	return c.claims.Hold(next), true
 }
 
-// scan walks the records in [pos, end) by their sizes until batchBytes
-// are covered, and returns where it stopped: a record boundary, or end if
-// a size cannot be right (the loop reading the batch reports it).
+// scan walks [pos, end) until batchBytes are covered, to a record
+// boundary, or to end at a bad size (the loop reports it).
 func (c *consumer) scan(pos, end uint64) uint64 {
 	for next := pos; next < end; {
 		size := uint64(c.buf.headerAt(next - c.bias).size)

@@ -15,16 +15,14 @@ import (
 )
 
 var (
-	// ErrClosed is returned by reads and iterations on a closed Reader. It
-	// is cilium/ebpf's perf.ErrClosed (os.ErrClosed).
+	// ErrClosed is returned by reads and iterations on a closed Reader:
+	// cilium/ebpf's perf.ErrClosed (os.ErrClosed).
 	ErrClosed = os.ErrClosed
-	// ErrFlushed is returned by a read or iteration that Flush interrupted,
-	// once the buffers are empty. It is cilium/ebpf's perf.ErrFlushed (its
-	// ringbuf's, which builds on every platform).
+	// ErrFlushed ends a read or iteration that Flush interrupted, once the
+	// buffers are empty: cilium/ebpf's perf.ErrFlushed (its ringbuf's).
 	ErrFlushed = upstreamringbuf.ErrFlushed
-	// ErrMustBePaused is returned by reads and iterations of an
-	// overwritable Reader that is not paused, which the kernel may still
-	// overwrite (cilium/ebpf returns an unexported error).
+	// ErrMustBePaused is returned by reads of an overwritable Reader that
+	// is not paused (cilium/ebpf returns an unexported error).
 	ErrMustBePaused = errors.New("perf: an overwritable buffer must be paused before it is read")
 )
 
@@ -44,12 +42,11 @@ type Record struct {
 	// the full buffer; non-zero only in a record of lost samples.
 	LostSamples uint64
 	// Remaining is the minimum number of bytes left in the CPU's buffer
-	// after this record; -1 for overwritable buffers.
+	// after it; -1 for overwritable buffers.
 	Remaining int
 }
 
-// ReaderOptions control the perf events a Reader opens. They are
-// cilium/ebpf's.
+// ReaderOptions control the perf events a Reader opens, as cilium/ebpf's.
 type ReaderOptions struct {
 	// WakeupEvents is the number of records a CPU's buffer holds before a
 	// waiting read is woken; zero lets Watermark decide.
@@ -64,28 +61,23 @@ type ReaderOptions struct {
 	Overwritable bool
 }
 
-// Reader reads the records that BPF programs write with
-// bpf_perf_event_output to a BPF_MAP_TYPE_PERF_EVENT_ARRAY, from one
-// buffer per online CPU.
-//
-// Read, ReadInto and Records may be used by several goroutines at once.
-// SetDeadline, Flush, Pause, Resume, Close and BufferSize may be called
-// from any goroutine at any time.
+// Reader reads what BPF programs write with bpf_perf_event_output to a
+// BPF_MAP_TYPE_PERF_EVENT_ARRAY, a buffer per online CPU. Read, ReadInto
+// and Records may be used by several goroutines at once, the other
+// methods from any goroutine at any time.
 type Reader struct {
 	engine
 	bufferSize int
 }
 
-// NewReader creates a Reader with default options. array must be a
-// PerfEventArray; perCPUBuffer is the size of each CPU's buffer in bytes,
-// rounded up to a power-of-two number of pages.
+// NewReader creates a Reader with default options. perCPUBuffer is each
+// CPU's buffer in bytes, rounded up to a power-of-two number of pages.
 func NewReader(array *ebpf.Map, perCPUBuffer int) (*Reader, error) {
 	return NewReaderWithOptions(array, perCPUBuffer, ReaderOptions{})
 }
 
-// NewReaderWithOptions creates a Reader: it opens a perf event on every
-// online CPU (the array's keys), maps its buffer and stores it in the
-// array, so that BPF programs' records reach it.
+// NewReaderWithOptions opens a perf event on every online CPU (the
+// array's keys), maps its buffer and puts it in the array.
 func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions) (*Reader, error) {
 	if err := supported(); err != nil {
 		return nil, fmt.Errorf("perf: %w", err)
@@ -113,12 +105,11 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 	r := &Reader{bufferSize: int(bufs[0].size)}
 	err = r.init(bufs, res, opts.Overwritable)
 	if err == nil {
-		err = res.putEntries()
+		err = res.putEntries(true)
 	}
 	if err != nil {
-		// Entries already put would outlive us: the clone shares the
-		// caller's map file.
-		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.deleteEntries(), res.free()))
+		// Entries put would outlive us in the caller's map.
+		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.putEntries(false), res.free()))
 	}
 	r.core.Cleanup = runtime.AddCleanup(r, func(res *resources) { res.free() }, r.res)
 	return r, nil
@@ -128,8 +119,8 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 // int (kernel/events/ring_buffer.c), so no more ever map.
 const maxDataPages = 1 << 30
 
-// dataPages is the number of pages of a buffer of at least perCPUBuffer
-// bytes: a power of two, as perf_mmap requires (kernel/events/core.c).
+// dataPages is the pages of a buffer of perCPUBuffer bytes or more, a
+// power of two (perf_mmap, kernel/events/core.c).
 func dataPages(perCPUBuffer int) (int, error) {
 	page := uint64(os.Getpagesize())
 	pages := (uint64(perCPUBuffer) + page - 1) / page
@@ -170,9 +161,8 @@ func openEvents(array *ebpf.Map, pages int, opts ReaderOptions) (*resources, []*
 	if len(bufs) == 0 {
 		return res, nil, fmt.Errorf("no online CPU among the array's %d entries", array.MaxEntries())
 	}
-	// The array's entries go when the last fd of the map's file is closed
-	// (perf_event_fd_array_release, kernel/bpf/arraymap.c): a clone keeps
-	// them while the Reader lives, whatever the caller does with its map.
+	// A clone keeps the entries while the Reader lives: they go with the
+	// map file's last fd (perf_event_fd_array_release, kernel/bpf/arraymap.c).
 	res.array, err = array.Clone()
 	return res, bufs, err
 }
@@ -190,8 +180,7 @@ func (r *Reader) SetDeadline(t time.Time) { r.core.SetDeadline(t) }
 func (r *Reader) Flush() error { return r.core.Flush() }
 
 // Pause removes the Reader's events from the array: BPF programs' writes
-// fail with ENOENT until Resume, and reads wait for records that cannot
-// come. An overwritable Reader is read while paused.
+// fail with ENOENT until Resume. An overwritable Reader is read paused.
 func (r *Reader) Pause() error { return r.setPaused(true, "pause") }
 
 // Resume puts the Reader's events back in the array, undoing Pause.
@@ -202,11 +191,10 @@ func (r *Reader) Resume() error { return r.setPaused(false, "resume") }
 func (r *Reader) Close() error {
 	// Producers fail with ENOENT from now on, as cilium/ebpf documents,
 	// even while the caller's map (which shares the entries) stays open.
-	return r.core.Close(r.res.deleteEntries)
+	return r.core.Close(func() error { return r.res.putEntries(false) })
 }
 
-// unknownEventError is returned for a record of a type a Reader does not
-// know; the record is consumed.
+// unknownEventError is a record of a type a Reader does not know.
 type unknownEventError struct {
 	eventType uint32
 }

@@ -3,30 +3,12 @@ package perf
 import "iter"
 
 // Records returns an iterator over the records of every CPU's buffer,
-// consumed in place:
-//
-//	for rec, err := range rd.Records() {
-//		if err != nil {
-//			return err // ErrClosed, ErrFlushed, os.ErrDeadlineExceeded, ...
-//		}
-//		handle(rec.CPU, rec.RawSample, rec.LostSamples)
-//	}
-//
-// rec.RawSample aliases the CPU's buffer and is valid until the loop body
-// returns; copy what must outlive it. A sample that wraps around the end of
-// its buffer (mapped once) is the exception: a copy in the loop's own
-// memory, reused for the next. Lost samples come as a record with
-// LostSamples set and no RawSample. A record is consumed when the body
-// returns, also on break and panic.
-//
-// The loop blocks while every buffer is empty and ends with one last pair
-// carrying the error that stopped it: os.ErrDeadlineExceeded, ErrFlushed
-// once the buffers are empty, ErrClosed (after the rest of the batch the
-// loop holds), ErrMustBePaused. A record of an unknown type is yielded as
-// an error that does not end the loop (IsUnknownEvent). Several goroutines
-// may range over it at once, each record yielded to one of them; a loop
-// takes a batch of one CPU at a time, CPUs taking turns, so records of one
-// CPU come in the kernel's order, of different CPUs in none.
+// consumed in place, with ringbuf.Reader.Records' contract. rec.RawSample is valid until
+// the body returns, a copy in the loop's memory if it wraps around the
+// buffer's end. Lost samples come with LostSamples set and no RawSample;
+// an unknown type comes as an error that does not end the loop
+// (IsUnknownEvent); ErrMustBePaused ends it. A CPU's records come in the
+// kernel's order, different CPUs' in none.
 func (r *Reader) Records() iter.Seq2[*Record, error] {
 	return r.records
 }
@@ -103,9 +85,9 @@ func (e *engine) yieldBatch(b *batch, rec *Record, scratch *[]byte, yield func(*
 	return true
 }
 
-// yieldOther handles a record at p that is not a well-formed sample. It
-// returns ok false to stop the walk (with more, whether the body asked for
-// more), else the position after the record.
+// yieldOther handles a record at p that is not a well-formed sample: ok
+// false stops the walk (more: the body asked for more), else next is past
+// the record.
 func (e *engine) yieldOther(b *batch, rec *Record, p, end uint64, yield func(*Record, error) bool) (more bool, next uint64, ok bool) {
 	c := &e.consumers[b.cpu]
 	got, err := c.buf.parse(p-b.bias, end-p)
@@ -134,20 +116,19 @@ func (e *engine) yieldOther(b *batch, rec *Record, p, end uint64, yield func(*Re
 	return true, next, true
 }
 
-// batchLoop is a loop's batch as readers.Engine.Loop sees it.
+// batchLoop is a loop's batch, a readers.Batcher.
 type batchLoop struct {
 	e *engine
 	batch
 }
 
-// Claim claims a batch, CPUs taking turns; none while an overwritable
-// buffer is not paused.
+// Claim claims a batch, CPUs taking turns.
 func (l *batchLoop) Claim() (ok, busy bool, err error) {
 	e := l.e
 	if err := e.checkPausedLocked(); err != nil {
 		return false, false, err
 	}
-	return e.core.ClaimTurnLocked(func(i int, alone bool) (ok, busy bool, err error) {
+	return e.core.ClaimTurnLocked(false, func(i int, alone bool) (ok, busy bool, err error) {
 		c := &e.consumers[i]
 		var cl claim
 		if c.err == nil {
@@ -165,12 +146,12 @@ func (l *batchLoop) Claim() (ok, busy bool, err error) {
 			head:    c.head,
 			holding: true,
 		}
+		e.core.ClaimedLocked()
 		return true, false, nil
 	})
 }
 
-// Finish ends the loop's batch, if it holds one: consumed up to pos, the
-// rest given back, data_tail published.
+// Finish ends the loop's batch, if it holds one.
 func (l *batchLoop) Finish() (stalled bool) {
 	if !l.holding {
 		return false

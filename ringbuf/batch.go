@@ -2,11 +2,9 @@ package ringbuf
 
 import "iter"
 
-// Batch is a run of records claimed by one loop of Batches: at most
-// min(size/8, 256 KiB) of one ring, and the record that crosses that
-// bound. It belongs to the body of the loop that yielded it: the loop
-// reuses it for the next batch, and once the loop has ended, its Samples
-// yield nothing.
+// Batch is a run of records of one ring claimed by a loop of Batches: at
+// most min(size/8, 256 KiB) and the record crossing it. It belongs to the
+// loop's body; once the loop has ended, its Samples yield nothing.
 type Batch struct {
 	ring     *ring
 	index    int // the ring's index in the engine
@@ -19,17 +17,13 @@ type Batch struct {
 	ahead    header // what the look-ahead loads read
 }
 
-// Ring is where the batch's records come from: 0 from a Reader, the ring's
-// index or key from a MultiReader, as Record.Ring.
+// Ring is where the batch's records come from, as Record.Ring.
 func (b *Batch) Ring() int { return b.key }
 
-// Samples returns an iterator over the samples of the batch, in ring
-// order. Each sample aliases the ring, read-only, with its capacity equal
-// to its length, and is valid until the body of the Batches loop returns.
-// A sample is consumed once it is handed out, also if the body breaks or
-// panics; samples the loop does not reach go back to the reader. It holds
-// no lock, defers and calls nothing, so the compiler inlines it and the
-// loop body into the caller.
+// Samples returns an iterator over the batch's samples, read-only views
+// of the ring valid until the Batches loop's body returns. A sample is
+// consumed once handed out; those not reached go back to the reader. It
+// takes no lock and calls nothing, so it inlines with its loop body.
 func (b *Batch) Samples() iter.Seq[[]byte] {
 	return b.walk(true)
 }
@@ -77,20 +71,8 @@ const (
 )
 
 // Batches returns an iterator over batches of the ring's records, with
-// the guarantees of Records and the speed of a hand-written walk:
-//
-//	for batch, err := range rd.Batches() {
-//		if err != nil {
-//			return err // ErrClosed, ErrFlushed, os.ErrDeadlineExceeded, ...
-//		}
-//		for sample := range batch.Samples() {
-//			handle(sample) // valid until the outer body returns
-//		}
-//	}
-//
-// Records calls the loop body once a record, which the compiler cannot
-// inline; Batches costs a call per batch, and Samples inlines. Close ends
-// the loop at the end of a batch.
+// the guarantees of Records and the speed of a hand-written walk: Records
+// calls the loop body once a record, Batches once a batch.
 func (r *Reader) Batches() iter.Seq2[*Batch, error] {
 	if r.copyOnly != nil {
 		return copyOnlySeq[*Batch]
@@ -98,8 +80,7 @@ func (r *Reader) Batches() iter.Seq2[*Batch, error] {
 	return r.batches
 }
 
-// Batches is Reader.Batches over every ring: a batch comes from one ring,
-// which Batch.Ring names.
+// Batches is Reader.Batches over every ring (Batch.Ring).
 func (mr *MultiReader) Batches() iter.Seq2[*Batch, error] {
 	return mr.batches
 }

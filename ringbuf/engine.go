@@ -43,9 +43,8 @@ func (res *resources) free() error {
 	return err
 }
 
-// newEngine maps and polls the ring buffer maps and starts an engine on
-// them. keys are their Record.Ring, naming them in errors; nil for a
-// Reader.
+// newEngine maps and polls the maps and starts an engine on them; keys
+// are their Record.Ring (nil for a Reader).
 func newEngine(maps []*ebpf.Map, keys []int) (_ *engine, err error) {
 	e, res := &engine{keys: keys}, &resources{}
 	defer func() {
@@ -130,8 +129,7 @@ func (e *engine) ringErr(i int, err error) error {
 	return fmt.Errorf("ring %d: %w", e.keys[i], err)
 }
 
-// consumer is one ring's consumer side: the claims of its records and
-// what the kernel was told, under the engine's mutex.
+// consumer is one ring's claims and what the kernel was told of them.
 type consumer struct {
 	ring         *ring
 	claims       readers.Claims
@@ -160,8 +158,7 @@ func (c *consumer) publish() {
 }
 
 // produced reports whether records lie past the claim position, loading
-// the producer position once the last one is used up; a corrupt one
-// becomes the consumer's error.
+// the producer position once the last is used up (a corrupt one: c.err).
 func (c *consumer) produced() bool {
 	if c.claims.Pos() == c.producerPos && c.err == nil {
 		producer, err := c.ring.loadProducer(c.claims.ConsumerPos())
@@ -180,10 +177,9 @@ func (c *consumer) ready() bool {
 	return c.claims.HasReturned() || c.produced()
 }
 
-// readyRecord finds the record at the claim position if no claim is out
-// (so nothing is unpublished) and it is committed and kept: the common
-// case of ReadInto and PeekInto, which then skip claimOne's scan and wait
-// (BenchmarkRead mode=copy, mode=peek). end is where its space ends.
+// readyRecord finds the committed, kept record at the claim position if
+// no claim is out (nothing is unpublished): ReadInto's and PeekInto's
+// common case, without claimOne's scan (BenchmarkRead mode=copy, peek).
 func (c *consumer) readyRecord() (pos, end uint64, length uint32, ok bool) {
 	pos = c.claims.Pos()
 	if !c.claims.Empty() || !c.produced() {
@@ -196,11 +192,9 @@ func (c *consumer) readyRecord() (pos, end uint64, length uint32, ok bool) {
 	return pos, pos + h.total(), h.length(), true
 }
 
-// scan walks the committed records in [pos, end): with one, up to and
-// including the first kept (not discarded) one; otherwise until budget
-// bytes hold a kept record. It stops before a busy record and at a corrupt
-// one, which it records. next is where it stopped; recPos and recLen name
-// the last kept record, if found.
+// scan walks the committed records in [pos, end) up to the first kept
+// one (one) or until budget bytes hold one, stopping before a busy record
+// and at a corrupt one (c.err); recPos and recLen name the last kept one.
 func (c *consumer) scan(pos, end, budget uint64, one bool) (next, recPos uint64, recLen uint32, found, busy bool) {
 	for next = pos; next < end; {
 		h := c.ring.headerAt(next)
@@ -223,11 +217,9 @@ func (c *consumer) scan(pos, end, budget uint64, one bool) (next, recPos uint64,
 	return next, recPos, recLen, found, false
 }
 
-// claimOne claims the next kept record for Read or Peek, with the
-// discarded records before it. With hold the caller holds the claim until
-// it releases it; without, it is consumed at once (the caller copies it
-// under the mutex). ok is false if no record is ready; busy then says a
-// producer still writes the next.
+// claimOne claims the next kept record and the discarded ones before it,
+// held if hold, else consumed (copied under the mutex). busy: the next
+// record is being written.
 func (c *consumer) claimOne(hold bool) (cl claim, recPos uint64, recLen uint32, ok, busy bool) {
 	for r, some := c.claims.Returned(); some; r, some = c.claims.Returned() {
 		next, pos, length, found, busy := c.scan(r.Start, r.End, 0, true)
@@ -258,10 +250,8 @@ func (c *consumer) claimOne(hold bool) (cl claim, recPos uint64, recLen uint32, 
 	return cl, pos, length, true, false
 }
 
-// claimBatch claims records for a loop: a returned claim whole, else the
-// records at the claim position: all that is produced for a loop that
-// reads alone (the producer position is a record boundary), else up to
-// batchBytes, so that others get their share.
+// claimBatch claims a returned claim whole, else what is produced: all of
+// it for a loop that reads alone, else up to batchBytes, a share.
 func (c *consumer) claimBatch(alone bool) (cl claim, ok, busy bool) {
 	if r, some := c.claims.Returned(); some {
 		return c.claims.Take(r.Start, r.End, true), true, false

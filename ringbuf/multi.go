@@ -18,9 +18,8 @@ type MultiReader struct {
 	*engine
 }
 
-// NewMultiReader reads the ring buffer maps given, at least one. A
-// record's Ring is its map's index in the list. A map given twice (also
-// as two handles of one map) is an error.
+// NewMultiReader reads the ring buffer maps given, at least one, each
+// once; a record's Ring is its map's index in the list.
 func NewMultiReader(maps ...*ebpf.Map) (*MultiReader, error) {
 	keys := make([]int, len(maps))
 	for i := range keys {
@@ -33,10 +32,9 @@ func NewMultiReader(maps ...*ebpf.Map) (*MultiReader, error) {
 	return mr, nil
 }
 
-// NewMultiReaderFromMapOfMaps reads every ring buffer held by an array or
-// hash of maps with 4-byte keys, as the program that writes to them sees
-// them when the reader starts. A record's Ring is its map's key. An entry
-// that is not a ring buffer, or a ring held by two entries, is an error.
+// NewMultiReaderFromMapOfMaps reads the ring buffers an array or hash of
+// maps with 4-byte keys holds when it starts, each once; a record's Ring
+// is its key.
 func NewMultiReaderFromMapOfMaps(outer *ebpf.Map) (*MultiReader, error) {
 	if outer == nil {
 		return nil, errors.New("ringbuf: nil map")
@@ -93,8 +91,8 @@ func newMultiReader(maps []*ebpf.Map, keys []int) (*MultiReader, error) {
 	return &MultiReader{e}, nil
 }
 
-// distinctMaps refuses a ring given twice, whatever the handle: it would
-// be read by two consumers, each record yielded twice.
+// distinctMaps refuses a ring given twice, by any handle: each record
+// would be yielded twice.
 func distinctMaps(maps []*ebpf.Map, keys []int) error {
 	seen := make(map[ebpf.MapID]int, len(maps))
 	for i, m := range maps {
@@ -129,9 +127,7 @@ func (mr *MultiReader) Flush() error { return mr.core.Flush() }
 // Close is Reader.Close for every ring at once.
 func (mr *MultiReader) Close() error { return mr.core.Close(nil) }
 
-// Records returns an iterator over the records of every ring, consumed in
-// place, with Reader.Records' contract; rec.Ring says where each came
-// from. Several goroutines may range over it at once.
+// Records is Reader.Records over every ring (Record.Ring).
 func (mr *MultiReader) Records() iter.Seq2[*Record, error] {
 	return mr.records
 }

@@ -15,11 +15,11 @@ import (
 )
 
 var (
-	// ErrClosed is returned by reads and iterations on a closed Reader. It
-	// is cilium/ebpf's ringbuf.ErrClosed (os.ErrClosed).
+	// ErrClosed is returned by reads and iterations on a closed Reader:
+	// cilium/ebpf's ringbuf.ErrClosed (os.ErrClosed).
 	ErrClosed = upstream.ErrClosed
-	// ErrFlushed is returned by a read or iteration that Flush interrupted,
-	// once the ring is empty. It is cilium/ebpf's ringbuf.ErrFlushed.
+	// ErrFlushed ends a read or iteration that Flush interrupted, once the
+	// ring is empty: cilium/ebpf's ringbuf.ErrFlushed.
 	ErrFlushed = upstream.ErrFlushed
 	// ErrCorrupt is returned when the ring's positions or a record header
 	// contradict the kernel's layout; the Reader stops at the bad record.
@@ -27,29 +27,24 @@ var (
 	ErrCorrupt error = sentinel.New("ring buffer corrupt", io.ErrUnexpectedEOF)
 	// ErrNotPeeked is returned by Consume when no record is peeked.
 	ErrNotPeeked = errors.New("no record peeked")
-	// ErrConcurrentPeek is returned by PeekInto while another PeekInto is
-	// in progress or a peeked record is not yet consumed. Nothing is read
-	// or consumed.
+	// ErrConcurrentPeek is returned by PeekInto while another PeekInto runs
+	// or a peeked record is not yet consumed; nothing is read or consumed.
 	ErrConcurrentPeek = errors.New("concurrent use of Peek: a record is peeked or being peeked")
 )
 
-// maxUnpublished bounds a loop's batch, and so what it keeps from the
-// kernel: 256 KiB stays in L2 and costs a lock per thousands of small
-// records; a smaller ring gives up an eighth of its space (size/8).
+// maxUnpublished bounds a loop's batch: 256 KiB stays in L2 and costs a
+// lock per thousands of small records; a smaller ring's is size/8.
 const maxUnpublished = 256 << 10
 
 // Record is a sample read from the ring buffer.
 type Record struct {
-	// RawSample is the record's payload, as long as the producer reserved:
-	// a copy from Read and ReadInto, a view of the ring from Peek, PeekInto
-	// and Records, valid as long as those say.
+	// RawSample is the record's payload: a copy from Read and ReadInto, a
+	// view of the ring from Peek, PeekInto and Records, valid as they say.
 	RawSample []byte
-	// Remaining is the minimum number of bytes left in the ring after
-	// this record.
+	// Remaining is the minimum number of bytes left in the ring after it.
 	Remaining int
-	// Ring is the ring the record came from when a MultiReader read it:
-	// its map's index in NewMultiReader's list, or its key in the map of
-	// maps. It is 0 from a Reader.
+	// Ring is the ring of a MultiReader's record: its map's index in
+	// NewMultiReader's list, or its key in the map of maps; 0 from a Reader.
 	Ring int
 }
 
@@ -61,8 +56,7 @@ type Record struct {
 // from any goroutine at any time. One Reader per map at a time. On Windows
 // it has the copy API only (see the package doc).
 type Reader struct {
-	// By pointer, so that Reader stays comparable, as cilium/ebpf's is.
-	*engine
+	*engine        // by pointer, so that Reader stays comparable, as upstream's
 	peeking  bool  // a PeekInto is in progress, or its view is held
 	viewHeld bool  // PeekInto handed out a view not yet consumed
 	peeked   claim // the held view's claim

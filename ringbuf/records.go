@@ -2,15 +2,7 @@ package ringbuf
 
 import "iter"
 
-// Records returns an iterator over the ring's records, consumed in place:
-//
-//	for rec, err := range rd.Records() {
-//		if err != nil {
-//			return err // ErrClosed, ErrFlushed, os.ErrDeadlineExceeded, ...
-//		}
-//		handle(rec.RawSample)
-//	}
-//
+// Records returns an iterator over the ring's records, consumed in place.
 // rec.RawSample aliases the ring and is valid until the loop body returns;
 // copy what must outlive it. A record is consumed when the body returns,
 // also on break and panic. The loop blocks while the ring is empty and
@@ -56,7 +48,7 @@ type batchLoop struct {
 // Claim claims a batch, rings taking turns.
 func (l *batchLoop) Claim() (ok, busy bool, err error) {
 	e := l.e
-	return e.core.ClaimTurnLocked(func(i int, alone bool) (ok, busy bool, err error) {
+	return e.core.ClaimTurnLocked(false, func(i int, alone bool) (ok, busy bool, err error) {
 		c := &e.consumers[i]
 		var cl claim
 		if c.err == nil {
@@ -77,14 +69,14 @@ func (l *batchLoop) Claim() (ok, busy bool, err error) {
 		if e.keys != nil {
 			l.key = e.keys[i]
 		}
+		e.core.ClaimedLocked()
 		return true, false, nil
 	})
 }
 
-// Finish ends the loop's batch, if it holds one: consumed up to pos, the
-// rest given back, the position published. A walk that stopped early at a
-// corrupt record leaves the ring's error; one that read nothing before a
-// busy record reports stalled, and waits for its producer.
+// Finish ends the loop's batch, if it holds one. A walk that stopped at
+// a corrupt record leaves the ring's error; one that read nothing before a
+// busy record is stalled.
 func (l *batchLoop) Finish() (stalled bool) {
 	if !l.holding {
 		return false

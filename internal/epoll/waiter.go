@@ -69,7 +69,7 @@ func (w *Waiter) Active() int { return w.active }
 // Closed reports whether Close was called.
 func (w *Waiter) Closed() bool { return w.closed }
 
-// Idle reports whether no goroutine sleeps: the poller may be closed.
+// Idle reports whether no goroutine sleeps (the poller may be closed).
 func (w *Waiter) Idle() bool { return !w.polling && w.sleepers == 0 }
 
 // Check is called by the read or loop holding t once it found nothing to
@@ -148,9 +148,6 @@ func (w *Waiter) wakeSleepers() {
 		w.wake = nil
 	}
 }
-
-// Sleeping reports whether any goroutine sleeps.
-func (w *Waiter) Sleeping() bool { return w.polling || w.sleepers > 0 }
 
 // WakeUnbounded wakes the sleepers if one sleeps with no time limit, so
 // that it chooses its limit again.

@@ -36,9 +36,6 @@ func (l *Claims) Pos() uint64 { return l.pos }
 // Empty reports whether no claim is listed.
 func (l *Claims) Empty() bool { return len(l.items) == 0 }
 
-// Len returns how many claims are listed, held or returned.
-func (l *Claims) Len() int { return len(l.items) }
-
 // HasReturned reports whether records were given back to be claimed again.
 func (l *Claims) HasReturned() bool { return l.returned > 0 }
 

@@ -11,24 +11,21 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/epoll"
 )
 
-// Buffers is what an Engine knows of its reader's buffers (a ring buffer
-// reader's rings, a perf reader's CPUs), each by its index. The engine
-// calls it per batch and per wait, never per record.
+// Buffers is what an Engine knows of its reader's buffers (rings, CPUs),
+// each by its index, called per batch and per wait, never per record:
+// Publish tells the kernel buffer i's consumer position, Ready reports
+// whether a claim could find records there (returned, or produced since
+// the last claim), Err returns its sticky error.
 type Buffers interface {
 	Len() int
-	// Publish tells the kernel buffer i's consumer position.
 	Publish(i int)
-	// Ready reports whether a claim could find records in buffer i:
-	// returned ones, or records produced since the last claim.
 	Ready(i int) bool
-	// Err returns the sticky error of a corrupt buffer, naming it.
 	Err(i int) error
 }
 
 // Engine is the part of a reader that does not depend on its buffers'
-// layout: one mutex over everything, the waiter of every read and loop,
-// the count of claims read outside the mutex, and the resources, freed
-// once the engine is closed and nobody uses them.
+// layout: one mutex, the waiter, the claims read outside the mutex, and
+// the resources, freed once closed and unused.
 type Engine struct {
 	Mu      sync.Mutex
 	Wait    *epoll.Waiter
@@ -43,9 +40,8 @@ type Engine struct {
 }
 
 // Init starts the engine. flushed is the reader's ErrFlushed; free frees
-// its resources. pinnedPoll bounds a wait while a claim is held, for
-// buffers whose kernel wakes a reader only for records at the consumer
-// position it knows (zero: no bound).
+// its resources; pinnedPoll bounds a wait while a claim is held (zero:
+// none), for a kernel that wakes only a reader that caught up.
 func (e *Engine) Init(buffers Buffers, poller *epoll.Poller, flushed error, free func() error, pinnedPoll time.Duration) {
 	e.buffers, e.free, e.pinnedPoll = buffers, free, pinnedPoll
 	e.Wait = epoll.NewWaiter(&e.Mu, poller, flushed)
@@ -77,8 +73,7 @@ func (e *Engine) Begin(op *WaitState) error {
 }
 
 // EndLoopLocked ends what Begin started, once the loop gave its claims
-// back: it publishes, and frees a closed engine's resources if nobody
-// else uses them.
+// back: it publishes, and frees a closed engine's resources if unused.
 func (e *Engine) EndLoopLocked(op *WaitState) {
 	e.Wait.End(&op.Ticket)
 	e.publishAllLocked()
@@ -86,10 +81,8 @@ func (e *Engine) EndLoopLocked(op *WaitState) {
 }
 
 // ClaimLocked runs claim until it claims something or fails, waiting in
-// between: the loop of every read and batch. claim reports busy when a
-// producer still writes the next record; stalled says so before the first
-// claim (a batch that stopped at such a record), so that a back-off comes
-// first.
+// between. claim reports busy when a producer still writes the next
+// record; stalled says so before the first claim, to back off first.
 func (e *Engine) ClaimLocked(op *WaitState, stalled bool, claim func() (ok, busy bool, err error)) error {
 	for {
 		if e.Wait.Closed() {
@@ -119,12 +112,10 @@ func (e *Engine) ReadLocked(claim func() (ok, busy bool, err error)) error {
 	return e.ClaimLocked(&op, false, claim)
 }
 
-// WaitLocked is called with nothing to claim. It publishes every buffer
-// (the kernel wakes a ring buffer's reader only once it caught up), then
-// returns the error that ends the read (os.ErrClosed, the flush error,
-// os.ErrDeadlineExceeded, a corrupt buffer) or sleeps until records may be
-// there; nil means look again. With busy, a producer still writes the next
-// record, which may wake nobody: it backs off instead of sleeping.
+// WaitLocked is called with nothing to claim. It publishes every buffer,
+// then returns the error that ends the read (closed, flushed, deadline, a
+// corrupt buffer) or sleeps until records may be there: nil, look again.
+// With busy (a record being written, which may wake nobody) it backs off.
 func (e *Engine) WaitLocked(op *WaitState, busy bool) error {
 	e.publishAllLocked()
 	timeout, err := e.Wait.Check(&op.Ticket)
@@ -162,9 +153,8 @@ func (e *Engine) WaitLocked(op *WaitState, busy bool) error {
 	return nil
 }
 
-// busyBackoff is how long to wait the n-th time in a row for a record a
-// producer still writes: a yield (0) the first eight times, then from
-// 2 µs doubling up to a millisecond, never past timeout (if not negative).
+// busyBackoff is the n-th wait in a row for a record being written: a
+// yield (0) eight times, then 2 µs doubling to 1 ms, at most timeout.
 func busyBackoff(n int, timeout time.Duration) time.Duration {
 	if n <= 8 {
 		return 0
@@ -176,9 +166,8 @@ func busyBackoff(n int, timeout time.Duration) time.Duration {
 	return d
 }
 
-// ClaimedLocked is called after a claim that a caller reads outside Mu:
-// the resources stay until it is released, and a sleeper with no time
-// limit wakes to take pinnedPoll's.
+// ClaimedLocked is called after a claim read outside Mu: the resources
+// stay until it is released; a sleeper with no limit takes pinnedPoll's.
 func (e *Engine) ClaimedLocked() {
 	e.users++
 	if e.pinnedPoll > 0 {
@@ -186,10 +175,10 @@ func (e *Engine) ClaimedLocked() {
 	}
 }
 
-// ClaimTurnLocked claims a loop's batch from the first buffer with
-// records, from Turn on, so that buffers take turns. claim tries buffer i;
-// alone says that no other read or loop is in progress.
-func (e *Engine) ClaimTurnLocked(claim func(i int, alone bool) (ok, busy bool, err error)) (ok, busy bool, err error) {
+// ClaimTurnLocked runs claim on the buffers from Turn on until one
+// claims, so that buffers take turns; Turn then moves past it, or to it
+// with stay. alone: no other read or loop is in progress.
+func (e *Engine) ClaimTurnLocked(stay bool, claim func(i int, alone bool) (ok, busy bool, err error)) (ok, busy bool, err error) {
 	alone := e.Wait.Active() == 1
 	n := e.buffers.Len()
 	for k := range n {
@@ -199,8 +188,10 @@ func (e *Engine) ClaimTurnLocked(claim func(i int, alone bool) (ok, busy bool, e
 			return false, false, err
 		}
 		if ok {
-			e.Turn = i + 1
-			e.ClaimedLocked()
+			e.Turn = i
+			if !stay {
+				e.Turn++
+			}
 			return true, false, nil
 		}
 		busy = busy || bufBusy
@@ -219,11 +210,10 @@ func (e *Engine) EndClaimLocked(i int, claims *Claims, cl Claim, upTo uint64) {
 }
 
 // ReleasedLocked is called after a claim on buffer i ended: records given
-// back, or produced behind the claim (which may have woken nobody), go to
-// whoever sleeps.
+// back, or produced behind it (waking nobody), go to whoever sleeps.
 func (e *Engine) ReleasedLocked(i int, gaveBack bool) {
 	e.users--
-	if e.Wait.Sleeping() && (gaveBack || e.buffers.Ready(i)) {
+	if !e.Wait.Idle() && (gaveBack || e.buffers.Ready(i)) {
 		e.Wait.Wake()
 	}
 }
@@ -252,9 +242,8 @@ func (e *Engine) Flush() error {
 	return e.Wait.Flush()
 }
 
-// Close publishes what was consumed, runs stop (if not nil), ends every
-// wait with os.ErrClosed, and frees the resources once nobody uses them.
-// A second Close does nothing.
+// Close publishes, runs stop (if not nil), ends every wait with
+// os.ErrClosed and frees the resources once unused; again, it does nothing.
 func (e *Engine) Close(stop func() error) error {
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
@@ -271,23 +260,18 @@ func (e *Engine) Close(stop func() error) error {
 	return errors.Join(err, e.ReleaseLocked())
 }
 
-// Batcher is one loop's batch as a reader keeps it; Loop calls it with Mu
-// held, once per batch.
+// Batcher is one loop's batch, called with Mu held once per batch: Finish
+// ends the batch held, if any (stalled: it read nothing before a record
+// being written), Claim claims the next, as claim in ClaimLocked.
 type Batcher interface {
-	// Finish ends the batch the loop holds, if any: what the loop read is
-	// consumed, the rest given back, the position published. stalled
-	// reports that the loop read nothing before a record a producer still
-	// writes, so that the next claim backs off first.
 	Finish() (stalled bool)
-	// Claim claims the loop's next batch; busy as for ClaimLocked.
 	Claim() (ok, busy bool, err error)
 }
 
-// Loop is the batch loop of every reader's iterators. It claims a batch,
-// waiting for one as a read does, and calls body with it (err nil) until
-// body returns false, or once with the error that ended the wait. However
-// the loop stops (a break, an error, a panic in body, which runs without
-// Mu), the batch is finished and published before Loop returns.
+// Loop is the batch loop of every iterator: it claims a batch, waiting as
+// a read does, and calls body (without Mu) with err nil until it returns
+// false, or once with the error that ended the wait. However it stops
+// (break, error, panic), the batch is finished and published.
 func (e *Engine) Loop(b Batcher, body func(err error) bool) {
 	var op WaitState
 	if err := e.Begin(&op); err != nil {
@@ -319,11 +303,9 @@ func (e *Engine) endLoop(b Batcher, op *WaitState) {
 	e.EndLoopLocked(op)
 }
 
-// CopyDestination returns the memory a copying read copies a record of n
-// bytes into: dst resliced, if it holds n bytes and does not overlap area,
-// the mapped buffer whose views the zero-copy reads hand out (a record
-// reused from a loop still points there, and must never be written), else
-// new memory.
+// CopyDestination returns where a copying read puts n bytes: dst if it
+// holds them and does not overlap area, the mapping whose views a loop
+// handed out (and which must never be written), else new memory.
 func CopyDestination(dst []byte, n int, area []byte) []byte {
 	if n > cap(dst) || Overlaps(dst, area) {
 		return make([]byte, n)
