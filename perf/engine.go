@@ -138,7 +138,7 @@ func newConsumer(buf *buffer, cpu int, overwrite bool) (consumer, error) {
 		buf:        buf,
 		cpu:        cpu,
 		overwrite:  overwrite,
-		batchBytes: min(buf.size/8, maxUnpublished),
+		batchBytes: readers.BatchBytes(buf.size),
 	}
 	if overwrite {
 		c.lastHead = buf.loadHead(0)

@@ -26,9 +26,6 @@ var (
 	ErrMustBePaused = errors.New("perf: an overwritable buffer must be paused before it is read")
 )
 
-// maxUnpublished bounds a loop's batch, as ringbuf's does.
-const maxUnpublished = 256 << 10
-
 // Record is a sample or a count of lost samples read from a CPU's buffer.
 type Record struct {
 	// CPU is the CPU whose buffer held the record.
@@ -187,10 +184,9 @@ func (r *Reader) Pause() error { return r.setPaused(true, "pause") }
 func (r *Reader) Resume() error { return r.setPaused(false, "resume") }
 
 // Close is ringbuf.Reader.Close, and BPF programs' writes fail with
-// ENOENT from then on.
+// ENOENT from then on, as cilium/ebpf documents, even while the caller's
+// map (which shares the entries) stays open.
 func (r *Reader) Close() error {
-	// Producers fail with ENOENT from now on, as cilium/ebpf documents,
-	// even while the caller's map (which shares the entries) stays open.
 	return r.core.Close(func() error { return r.res.putEntries(false) })
 }
 

@@ -18,7 +18,6 @@ type engine struct {
 	core      readers.Engine
 	consumers []consumer
 	keys      []int // Record.Ring of each consumer's ring (MultiReader); nil for a Reader
-	res       *resources
 }
 
 type (
@@ -102,7 +101,7 @@ func (e *engine) init(rings []*ring, keys []int, res *resources) error {
 		}
 		e.consumers = append(e.consumers, newConsumer(rg, pos))
 	}
-	e.keys, e.res = keys, res
+	e.keys = keys
 	e.core.Init((*engineBuffers)(e), res.poller, ErrFlushed, res.free, heldClaimPoll)
 	return nil
 }
@@ -145,7 +144,7 @@ func newConsumer(rg *ring, pos uint64) consumer {
 		claims:       readers.NewClaims(pos),
 		producerPos:  pos,
 		publishedPos: pos,
-		batchBytes:   min(rg.size/8, maxUnpublished),
+		batchBytes:   readers.BatchBytes(rg.size),
 	}
 }
 

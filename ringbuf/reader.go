@@ -32,10 +32,6 @@ var (
 	ErrConcurrentPeek = errors.New("concurrent use of Peek: a record is peeked or being peeked")
 )
 
-// maxUnpublished bounds a loop's batch: 256 KiB stays in L2 and costs a
-// lock per thousands of small records; a smaller ring's is size/8.
-const maxUnpublished = 256 << 10
-
 // Record is a sample read from the ring buffer.
 type Record struct {
 	// RawSample is the record's payload: a copy from Read and ReadInto, a
