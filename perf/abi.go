@@ -128,13 +128,9 @@ func (b *buffer) headerAt(pos uint64) header {
 	}
 }
 
-// u32At and u64At read a field at an 8-byte aligned position.
+// u32At reads a field at an 8-byte aligned position.
 func (b *buffer) u32At(pos uint64) uint32 {
 	return *(*uint32)(unsafe.Add(b.data, pos&b.mask))
-}
-
-func (b *buffer) u64At(pos uint64) uint64 {
-	return *(*uint64)(unsafe.Add(b.data, pos&b.mask))
 }
 
 // view returns the length bytes at pos (at most the area's size) as a
@@ -197,7 +193,7 @@ func (b *buffer) parse(pos, avail uint64) (record, error) {
 		if r.size < lostRecordSize {
 			return r, fmt.Errorf("%w: lost-samples record at position %d of %d bytes", ErrCorrupt, pos, r.size)
 		}
-		r.lost = b.u64At(pos + headerSize + 8)
+		r.lost = *(*uint64)(unsafe.Add(b.data, (pos+headerSize+8)&b.mask))
 	}
 	return r, nil
 }

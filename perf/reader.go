@@ -64,7 +64,6 @@ type ReaderOptions struct {
 // methods from any goroutine at any time.
 type Reader struct {
 	engine
-	bufferSize int
 }
 
 // NewReader creates a Reader with default options. perCPUBuffer is each
@@ -99,7 +98,7 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 	if err != nil {
 		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.free()))
 	}
-	r := &Reader{bufferSize: int(bufs[0].size)}
+	r := &Reader{}
 	err = r.init(bufs, res, opts.Overwritable)
 	if err == nil {
 		err = res.putEntries(true)
@@ -130,13 +129,11 @@ func dataPages(perCPUBuffer int) (int, error) {
 // openEvents opens, maps and polls the event of every online CPU; on
 // error, res holds what it opened.
 func openEvents(array *ebpf.Map, pages int, opts ReaderOptions) (*resources, []*buffer, error) {
-	res := &resources{}
-	poller, err := epoll.New()
-	if err != nil {
+	res, bufs := &resources{}, []*buffer(nil)
+	var err error
+	if res.poller, err = epoll.New(); err != nil {
 		return res, nil, err
 	}
-	res.poller = poller
-	var bufs []*buffer
 	for cpu := range int(array.MaxEntries()) {
 		fd, err := openEvent(cpu, opts)
 		if errOffline(err) {
@@ -151,7 +148,7 @@ func openEvents(array *ebpf.Map, pages int, opts ReaderOptions) (*resources, []*
 			return res, nil, fmt.Errorf("CPU %d: %w", cpu, err)
 		}
 		res.mappings, bufs = append(res.mappings, m), append(bufs, buf)
-		if err := poller.AddEdgeTriggered(fd); err != nil {
+		if err := res.poller.AddEdgeTriggered(fd); err != nil {
 			return res, nil, err
 		}
 	}
@@ -165,7 +162,7 @@ func openEvents(array *ebpf.Map, pages int, opts ReaderOptions) (*resources, []*
 }
 
 // BufferSize returns the size in bytes of each CPU's buffer.
-func (r *Reader) BufferSize() int { return r.bufferSize }
+func (r *Reader) BufferSize() int { return int(r.consumers[0].buf.size) }
 
 // SetDeadline is ringbuf.Reader.SetDeadline: reads and loops give up
 // with os.ErrDeadlineExceeded after the records in the buffers.

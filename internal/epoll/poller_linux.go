@@ -64,16 +64,13 @@ func (p *Poller) Wait(timeout time.Duration) error {
 	// Local, not a field: several goroutines may wait at once.
 	var events [2]unix.EpollEvent
 	n, err := p.wait(events[:], timeout)
-	if errors.Is(err, unix.EINTR) {
+	switch {
+	case errors.Is(err, unix.EINTR):
 		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if n == 0 && timeout >= 0 {
+	case err == nil && n == 0 && timeout >= 0:
 		return os.ErrDeadlineExceeded
 	}
-	return nil
+	return err
 }
 
 // noPwait2 is set once epoll_pwait2 (Linux 5.11) turns out to be missing.
