@@ -101,10 +101,8 @@ func newBuffer(meta unsafe.Pointer, mapped uint64, pageSize uint64) (*buffer, er
 // (internal/ulong).
 func (b *buffer) loadHead(near uint64) uint64 {
 	head := atomic.LoadUint64(b.head)
-	if ulong.Process32 {
-		if ulong.Is32 {
-			return ulong.Widen(near, uint32(head))
-		}
+	if ulong.Process32 && ulong.Is32 {
+		return ulong.Widen(near, uint32(head))
 	}
 	return head
 }

@@ -68,21 +68,17 @@ type position struct {
 // load reads the word with acquire semantics; near is a position less
 // than 2 GiB from the one stored.
 func (p position) load(near uint64) uint64 {
-	if ulong.Process32 {
-		if ulong.Is32 {
-			return ulong.Widen(near, atomic.LoadUint32((*uint32)(p.word)))
-		}
+	if ulong.Process32 && ulong.Is32 {
+		return ulong.Widen(near, atomic.LoadUint32((*uint32)(p.word)))
 	}
 	return atomic.LoadUint64((*uint64)(p.word))
 }
 
 // store writes pos with release semantics.
 func (p position) store(pos uint64) {
-	if ulong.Process32 {
-		if ulong.Is32 {
-			atomic.StoreUint32((*uint32)(p.word), uint32(pos))
-			return
-		}
+	if ulong.Process32 && ulong.Is32 {
+		atomic.StoreUint32((*uint32)(p.word), uint32(pos))
+		return
 	}
 	atomic.StoreUint64((*uint64)(p.word), pos)
 }
