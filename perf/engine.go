@@ -243,8 +243,7 @@ func (c *consumer) claimOne() (rec record, end uint64, ok bool, err error) {
 			c.err = c.cpuErr(err)
 			return record{}, 0, false, c.err
 		}
-		// The oldest record of a full overwritable buffer is cut short by
-		// the wrap: the window ends before it.
+		// Cut short by the wrap (abi.go): the window ends before it.
 		rec.size = limit - start
 		ok = false
 	} else {

@@ -92,8 +92,7 @@ func (e *engine) yieldOther(b *batch, rec *Record, p, end uint64, yield func(*Re
 	got, err := c.buf.parse(p-b.bias, end-p)
 	switch {
 	case err != nil && c.overwrite:
-		// The oldest record of a full overwritable buffer is cut short by
-		// the wrap: the window ends before it.
+		// Cut short by the wrap (abi.go): the window ends before it.
 		b.pos = end
 		return true, 0, false
 	case err != nil:
