@@ -96,9 +96,8 @@ func newBuffer(meta unsafe.Pointer, mapped uint64, pageSize uint64) (*buffer, er
 	}, nil
 }
 
-// loadHead reads data_head; the atomic load is the read barrier. near, a
-// position less than 2 GiB from it, widens a 32-bit kernel's head
-// (internal/ulong).
+// loadHead reads data_head (the atomic load is the read barrier); near
+// widens a 32-bit kernel's head (internal/ulong).
 func (b *buffer) loadHead(near uint64) uint64 {
 	head := atomic.LoadUint64(b.head)
 	if ulong.Process32 && ulong.Is32 {
@@ -131,9 +130,8 @@ func (b *buffer) u32At(pos uint64) uint32 {
 	return *(*uint32)(unsafe.Add(b.data, pos&b.mask))
 }
 
-// view returns the length bytes at pos (at most the area's size) as a
-// slice of the mapping, or as a copy in scratch if they wrap. Its capacity
-// is its length, so an append copies.
+// view returns the length bytes at pos as a slice of the mapping (its
+// capacity its length), or as a copy in scratch if they wrap.
 func (b *buffer) view(pos uint64, length uint32, scratch *[]byte) []byte {
 	off := pos & b.mask
 	if first := b.size - off; uint64(length) > first {
@@ -166,9 +164,8 @@ type record struct {
 	lost    uint64
 }
 
-// parse reads the record at pos, avail bytes being produced, with an
-// ErrCorrupt error if its size or a field does not fit. Other types than
-// sample and lost are returned as they are.
+// parse reads the record at pos, avail bytes being produced: ErrCorrupt
+// if its size or a field does not fit; other types returned as they are.
 func (b *buffer) parse(pos, avail uint64) (record, error) {
 	h := b.headerAt(pos)
 	r := record{typ: h.typ, size: uint64(h.size)}

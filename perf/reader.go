@@ -30,10 +30,9 @@ var (
 type Record struct {
 	// CPU is the CPU whose buffer held the record.
 	CPU int
-	// RawSample is the data passed to bpf_perf_event_output and the 0 to
-	// 7 bytes of padding the kernel aligns it with, as cilium/ebpf hands it
-	// out: a copy from Read and ReadInto, a view from Records valid until
-	// the loop body returns; empty in a record of lost samples.
+	// RawSample is the data passed to bpf_perf_event_output and the kernel's
+	// 0 to 7 bytes of padding, as cilium/ebpf hands it out: a copy from Read
+	// and ReadInto, a view from Records; empty in a record of lost samples.
 	RawSample []byte
 	// LostSamples is the number of samples the kernel could not place in
 	// the full buffer; non-zero only in a record of lost samples.
@@ -52,16 +51,14 @@ type ReaderOptions struct {
 	// waiting read is woken, less than the buffer's size; zero wakes for
 	// every record. A read returns records below it when it looks.
 	Watermark int
-	// Overwritable makes every buffer a ring the kernel overwrites, oldest
-	// first, when full. Such a Reader reads only while paused, newest
-	// first, each record written since the last read once.
+	// Overwritable makes every buffer a ring the kernel overwrites when
+	// full. Such a Reader reads only paused, newest first, each record once.
 	Overwritable bool
 }
 
-// Reader reads what BPF programs write with bpf_perf_event_output to a
-// BPF_MAP_TYPE_PERF_EVENT_ARRAY, a buffer per online CPU. Read, ReadInto
-// and Records may be used by several goroutines at once, the other
-// methods from any goroutine at any time.
+// Reader reads what BPF programs write to a BPF_MAP_TYPE_PERF_EVENT_ARRAY,
+// a buffer per online CPU. Every method may be called from any goroutine
+// at any time; Read, ReadInto and Records by several at once.
 type Reader struct {
 	engine
 }

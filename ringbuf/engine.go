@@ -106,9 +106,8 @@ func (e *engine) init(rings []*ring, keys []int, res *resources) error {
 	return nil
 }
 
-// heldClaimPoll bounds a wait while a claim is held: the kernel wakes a
-// reader only for a record at the consumer position it knows, so records
-// committed behind a held view wake nobody.
+// heldClaimPoll bounds a wait while a claim is held: records committed
+// behind it wake nobody (the kernel wakes a reader that caught up).
 const heldClaimPoll = time.Millisecond
 
 // engineBuffers is the engine as readers.Buffers, a type of its own so
@@ -191,9 +190,9 @@ func (c *consumer) readyRecord() (pos, end uint64, length uint32, ok bool) {
 	return pos, pos + h.total(), h.length(), true
 }
 
-// scan walks the committed records in [pos, end) up to the first kept
-// one (one) or until budget bytes hold one, stopping before a busy record
-// and at a corrupt one (c.err); recPos and recLen name the last kept one.
+// scan walks the records in [pos, end) to the first kept one (one), or
+// until budget bytes hold one, stopping before a busy record and at a
+// corrupt one (c.err); recPos and recLen name the last kept one.
 func (c *consumer) scan(pos, end, budget uint64, one bool) (next, recPos uint64, recLen uint32, found, busy bool) {
 	for next = pos; next < end; {
 		h := c.ring.headerAt(next)

@@ -36,9 +36,8 @@ func NewWaiter(mu *sync.Mutex, poller *Poller, flushed error) *Waiter {
 	return &Waiter{mu: mu, poller: poller, flushed: flushed}
 }
 
-// Ticket is one read's or loop's place at a Waiter: the Flush calls it
-// has seen, so that one reading again at once cannot take a Flush meant
-// for another.
+// Ticket is a read's place at a Waiter: the Flush calls it has seen, so
+// that one reading again at once cannot take a Flush meant for another.
 type Ticket struct {
 	flushesSeen uint64
 }
@@ -72,10 +71,8 @@ func (w *Waiter) Closed() bool { return w.closed }
 // Idle reports whether no goroutine sleeps (the poller may be closed).
 func (w *Waiter) Idle() bool { return !w.polling && w.sleepers == 0 }
 
-// Check is called by the read or loop holding t once it found nothing to
-// read. It returns how long the read may sleep (negative: no limit), or
-// the error that ends it: os.ErrClosed, the flush error,
-// os.ErrDeadlineExceeded.
+// Check is called by t's read once it found nothing. It returns how long
+// the read may sleep (negative: no limit), or the error that ends it.
 func (w *Waiter) Check(t *Ticket) (time.Duration, error) {
 	switch {
 	case w.closed:

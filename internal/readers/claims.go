@@ -10,9 +10,8 @@ type Claim struct {
 	Start, End uint64
 }
 
-// BatchBytes is how much a loop claims at a time from a buffer of size
-// bytes when others read too, and so what it keeps from the kernel: 256 KiB
-// stays in L2 and costs a lock per thousands of small records.
+// BatchBytes is what a loop claims of a buffer of size bytes when others
+// read too: 256 KiB stays in L2, a lock per thousands of small records.
 func BatchBytes(size uint64) uint64 { return min(size/8, 256<<10) }
 
 // Claims is one buffer's claims, held or returned, oldest first, guarded
@@ -99,8 +98,7 @@ func (l *Claims) Take(start, upTo uint64, hold bool) Claim {
 }
 
 // Release ends held claim c, read below upTo, and reports whether it gave
-// records back: the claim position moves back over them if nothing was
-// claimed after, else they stay returned.
+// records back (the claim position moves back, or they stay returned).
 func (l *Claims) Release(c Claim, upTo uint64) (gaveBack bool) {
 	i := l.index(c.Start, false)
 	end := l.items[i].End

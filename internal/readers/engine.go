@@ -11,11 +11,10 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/epoll"
 )
 
-// Buffers is what an Engine knows of its reader's buffers (rings, CPUs),
-// each by its index, called per batch and per wait, never per record:
-// Publish tells the kernel buffer i's consumer position, Ready reports
-// whether a claim could find records there (returned, or produced since
-// the last claim), Err returns its sticky error.
+// Buffers is an Engine's view of its reader's buffers, by index, used per
+// batch and per wait: Publish tells the kernel buffer i's consumer
+// position, Ready whether a claim could find records there, Err its
+// sticky error.
 type Buffers interface {
 	Len() int
 	Publish(i int)
@@ -23,9 +22,8 @@ type Buffers interface {
 	Err(i int) error
 }
 
-// Engine is the part of a reader that does not depend on its buffers'
-// layout: one mutex, the waiter, the claims read outside the mutex, and
-// the resources, freed once closed and unused.
+// Engine is a reader but its buffers' layout: one mutex, the waiter, the
+// claims read outside the mutex, and the resources.
 type Engine struct {
 	Mu      sync.Mutex
 	Wait    *epoll.Waiter
@@ -175,9 +173,8 @@ func (e *Engine) ClaimedLocked() {
 	}
 }
 
-// ClaimTurnLocked runs claim on the buffers from Turn on until one
-// claims, so that buffers take turns; Turn then moves past it, or to it
-// with stay. alone: no other read or loop is in progress.
+// ClaimTurnLocked runs claim on the buffers from Turn on until one claims
+// (alone: no other read is in progress); Turn moves past it, or to it.
 func (e *Engine) ClaimTurnLocked(stay bool, claim func(i int, alone bool) (ok, busy bool, err error)) (ok, busy bool, err error) {
 	alone := e.Wait.Active() == 1
 	n := e.buffers.Len()
@@ -268,10 +265,9 @@ type Batcher interface {
 	Claim() (ok, busy bool, err error)
 }
 
-// Loop is the batch loop of every iterator: it claims a batch, waiting as
-// a read does, and calls body (without Mu) with err nil until it returns
-// false, or once with the error that ended the wait. However it stops
-// (break, error, panic), the batch is finished and published.
+// Loop is every iterator's loop: it claims a batch, waiting as a read
+// does, and calls body (without Mu) until it returns false, or once with
+// the error that ended the wait. However it stops, the batch is finished.
 func (e *Engine) Loop(b Batcher, body func(err error) bool) {
 	var op WaitState
 	if err := e.Begin(&op); err != nil {
@@ -303,9 +299,8 @@ func (e *Engine) endLoop(b Batcher, op *WaitState) {
 	e.EndLoopLocked(op)
 }
 
-// CopyDestination returns where a copying read puts n bytes: dst if it
-// holds them and does not overlap area, the mapping whose views a loop
-// handed out (and which must never be written), else new memory.
+// CopyDestination returns where a copy of n bytes goes: dst if it holds
+// them and does not overlap area, the mapping of the views, else new memory.
 func CopyDestination(dst []byte, n int, area []byte) []byte {
 	if n > cap(dst) || Overlaps(dst, area) {
 		return make([]byte, n)
