@@ -1,9 +1,6 @@
 package readers
 
-import (
-	"fmt"
-	"slices"
-)
+import "slices"
 
 // Claim is a range of buffer positions [Start, End).
 type Claim struct {
@@ -135,17 +132,4 @@ func (l *Claims) remove(i int) {
 		return
 	}
 	l.items = slices.Delete(l.items, i, i+1)
-}
-
-// String describes the claims, for test failures.
-func (l *Claims) String() string {
-	s := fmt.Sprintf("claim position %d:", l.pos)
-	for _, it := range l.items {
-		state := "held"
-		if it.returned {
-			state = "returned"
-		}
-		s += fmt.Sprintf(" [%d, %d) %s", it.Start, it.End, state)
-	}
-	return s
 }

@@ -18,7 +18,7 @@ func TestInOrder(t *testing.T) {
 	}
 	l.Release(a, 140)
 	if got := l.ConsumerPos(); got != 200 || !l.Empty() {
-		t.Fatalf("consumer position %d, %s; want 200 and no claims", got, &l)
+		t.Fatalf("consumer position %d, %+v; want 200 and no claims", got, l)
 	}
 }
 
@@ -30,7 +30,7 @@ func TestGiveBackLast(t *testing.T) {
 	}
 	// Nothing was claimed after it: the claim position moves back.
 	if l.Pos() != 24 || !l.Empty() || l.HasReturned() {
-		t.Fatalf("%s, want claim position 24 and no claims", &l)
+		t.Fatalf("%+v, want claim position 24 and no claims", l)
 	}
 }
 
@@ -41,7 +41,7 @@ func TestGiveBackBeforeOthers(t *testing.T) {
 	l.Release(a, 24)
 	r, ok := l.Returned()
 	if !ok || r != (Claim{24, 64}) {
-		t.Fatalf("returned %v %v, want [24, 64); %s", r, ok, &l)
+		t.Fatalf("returned %v %v, want [24, 64); %+v", r, ok, l)
 	}
 	if got := l.ConsumerPos(); got != 24 {
 		t.Fatalf("consumer position %d, want 24: returned records are not consumed", got)
@@ -53,12 +53,12 @@ func TestGiveBackBeforeOthers(t *testing.T) {
 	}
 	l.Take(40, 64, false)
 	if l.HasReturned() {
-		t.Fatalf("%s: nothing should be returned", &l)
+		t.Fatalf("%+v: nothing should be returned", l)
 	}
 	l.Release(b, 128)
 	l.Release(held, 40)
 	if got := l.ConsumerPos(); got != 128 || !l.Empty() {
-		t.Fatalf("consumer position %d, %s; want 128 and no claims", got, &l)
+		t.Fatalf("consumer position %d, %+v; want 128 and no claims", got, l)
 	}
 }
 
@@ -70,7 +70,7 @@ func TestTakeWholeAndReturnAgain(t *testing.T) {
 	r, _ := l.Returned()
 	c := l.Take(r.Start, r.End, true)
 	if c != (Claim{0, 64}) || l.HasReturned() {
-		t.Fatalf("took %v; %s", c, &l)
+		t.Fatalf("took %v; %+v", c, l)
 	}
 	l.Release(c, 32)
 	if r, ok := l.Returned(); !ok || r != (Claim{32, 64}) {
@@ -82,6 +82,6 @@ func TestSkip(t *testing.T) {
 	l := NewClaims(8)
 	l.Skip(40)
 	if l.Pos() != 40 || l.ConsumerPos() != 40 {
-		t.Fatalf("%s, want claim and consumer position 40", &l)
+		t.Fatalf("%+v, want claim and consumer position 40", l)
 	}
 }
