@@ -31,14 +31,8 @@ func (r *Reader) ReadInto(rec *Record) error {
 				return false, false, err
 			}
 			rec.CPU = c.cpu
-			switch {
-			case err != nil: // an unknown type, consumed
-			case got.typ == recordLost:
-				rec.RawSample, rec.LostSamples, rec.Remaining = rec.RawSample[:0], got.lost, c.remaining(end)
-			default:
-				rec.LostSamples, rec.Remaining = 0, c.remaining(end)
-				rec.RawSample = readers.CopyDestination(rec.RawSample, int(got.dataLen), c.buf.mapped())
-				c.buf.copyOut(rec.RawSample, got.dataPos)
+			if err == nil {
+				r.fill(rec, c, got, end)
 			}
 			c.publish()
 			readErr = err
@@ -49,4 +43,16 @@ func (r *Reader) ReadInto(rec *Record) error {
 		return err
 	}
 	return readErr
+}
+
+// fill copies the record got, ending at end, into rec.
+func (r *Reader) fill(rec *Record, c *consumer, got record, end uint64) {
+	rec.Remaining = c.remaining(end)
+	if got.typ == recordLost {
+		rec.RawSample, rec.LostSamples = rec.RawSample[:0], got.lost
+		return
+	}
+	rec.LostSamples = 0
+	rec.RawSample = readers.CopyDestination(rec.RawSample, int(got.dataLen), c.buf.mapped())
+	c.buf.copyOut(rec.RawSample, got.dataPos)
 }
