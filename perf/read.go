@@ -23,8 +23,7 @@ func (r *Reader) ReadInto(rec *Record) error {
 		if err := r.checkPausedLocked(); err != nil {
 			return false, false, err
 		}
-		// Staying on a CPU while it has records.
-		return r.core.ClaimTurnLocked(true, func(i int, _ bool) (bool, bool, error) {
+		return r.core.ClaimTurnLocked(false, func(i int, _ bool) (bool, bool, error) {
 			c := &r.consumers[i]
 			got, end, ok, err := c.claimOne()
 			if !ok {

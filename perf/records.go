@@ -126,7 +126,7 @@ func (l *batchLoop) Claim() (ok, busy bool, err error) {
 	if err := e.checkPausedLocked(); err != nil {
 		return false, false, err
 	}
-	return e.core.ClaimTurnLocked(false, func(i int, alone bool) (ok, busy bool, err error) {
+	return e.core.ClaimTurnLocked(true, func(i int, alone bool) (ok, busy bool, err error) {
 		c := &e.consumers[i]
 		var cl claim
 		if c.err == nil {
@@ -144,7 +144,6 @@ func (l *batchLoop) Claim() (ok, busy bool, err error) {
 			head:    c.head,
 			holding: true,
 		}
-		e.core.ClaimedLocked()
 		return true, false, nil
 	})
 }

@@ -48,7 +48,7 @@ type batchLoop struct {
 // Claim claims a batch, rings taking turns.
 func (l *batchLoop) Claim() (ok, busy bool, err error) {
 	e := l.e
-	return e.core.ClaimTurnLocked(false, func(i int, alone bool) (ok, busy bool, err error) {
+	return e.core.ClaimTurnLocked(true, func(i int, alone bool) (ok, busy bool, err error) {
 		c := &e.consumers[i]
 		var cl claim
 		if c.err == nil {
@@ -69,7 +69,6 @@ func (l *batchLoop) Claim() (ok, busy bool, err error) {
 		if e.keys != nil {
 			l.key = e.keys[i]
 		}
-		e.core.ClaimedLocked()
 		return true, false, nil
 	})
 }

@@ -174,8 +174,9 @@ func (e *Engine) ClaimedLocked() {
 }
 
 // ClaimTurnLocked runs claim on the buffers from Turn on until one claims
-// (alone: no other read is in progress); Turn moves past it, or to it.
-func (e *Engine) ClaimTurnLocked(stay bool, claim func(i int, alone bool) (ok, busy bool, err error)) (ok, busy bool, err error) {
+// (alone: no other read is in progress). A loop's batch is held (read
+// outside Mu) and the next starts past it; a read stays while it can.
+func (e *Engine) ClaimTurnLocked(hold bool, claim func(i int, alone bool) (ok, busy bool, err error)) (ok, busy bool, err error) {
 	alone := e.Wait.Active() == 1
 	n := e.buffers.Len()
 	for k := range n {
@@ -186,8 +187,9 @@ func (e *Engine) ClaimTurnLocked(stay bool, claim func(i int, alone bool) (ok, b
 		}
 		if ok {
 			e.Turn = i
-			if !stay {
+			if hold {
 				e.Turn++
+				e.ClaimedLocked()
 			}
 			return true, false, nil
 		}
