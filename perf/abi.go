@@ -11,43 +11,34 @@ import (
 )
 
 // Kernel ABI of a perf event buffer written by bpf_perf_event_output
-// (include/uapi/linux/perf_event.h and kernel/events/ring_buffer.c,
-// unchanged in these respects since 4.4; checked against Linux 6.18):
-//   - the event fd is mmap'd as one metadata page, struct
-//     perf_event_mmap_page, followed by the data area of 2^n pages, mapped
-//     once: a record that wraps around the end of the data area is split
-//     in two, unlike a BPF ring buffer's;
-//   - the metadata page holds data_head at byte 1024, data_tail at 1032,
-//     data_offset at 1040 and data_size at 1048 (the struct pads its first
-//     part to 1 KiB), all u64; data_offset and data_size name the data area
-//     (kernels before 4.1 leave them 0: the area is then the rest of the
-//     mapping);
-//   - data_head and data_tail are positions that only grow (on a 32-bit
-//     kernel data_head wraps at 2^32, see loadHead); a position's
-//     offset in the data area is pos & (data_size-1). The kernel writes a
-//     whole record, then stores data_head (perf_output_put_handle, with
-//     smp_wmb before): a reader loads data_head, issues a read barrier,
-//     and finds complete records below it (the uapi header's comment on
-//     data_head);
-//   - the reader stores data_tail after it read the records below: with a
-//     read-write mapping the kernel never writes past it (perf_output_begin
-//     refuses, counts the record lost and later writes a PERF_RECORD_LOST);
-//     the store must be ordered after the reads (smp_mb in the uapi
-//     comment, a release store here);
-//   - every record starts with struct perf_event_header {u32 type; u16
-//     misc; u16 size}, size counting the header and every byte after it;
-//     records are 8-byte aligned (perf_prepare_sample rounds a raw sample
-//     up, kernel/events/core.c), so a header never wraps;
-//   - PERF_RECORD_SAMPLE (9) with sample_type PERF_SAMPLE_RAW, the only
-//     field bpf_perf_event_output asks for: the header, a u32 size, then
-//     size bytes of raw data, padded so that 4 + size is a multiple of 8
-//     (the padding is part of size: cilium/ebpf hands it out too);
-//   - PERF_RECORD_LOST (2): the header, u64 id, u64 lost, the number of
-//     records the kernel could not place since the last one;
-//   - with write_backward (an overwritable buffer, mapped read-only), the
-//     kernel ignores data_tail, writes downwards and moves data_head down:
-//     the newest record starts at data_head, older ones follow it in
-//     memory, and the oldest one in the area may be cut short by the wrap.
+// (include/uapi/linux/perf_event.h, kernel/events/ring_buffer.c; unchanged
+// in these respects since 4.4, checked against 6.18):
+//   - the event fd is mmap'd as a metadata page (perf_event_mmap_page) and
+//     a data area of 2^n pages, mapped once: a record that wraps around
+//     its end is split in two;
+//   - the metadata page holds the u64s data_head at byte 1024, data_tail at
+//     1032, data_offset at 1040 and data_size at 1048; the last two name
+//     the data area (0 before 4.1: the rest of the mapping);
+//   - data_head and data_tail only grow (a 32-bit kernel's data_head wraps
+//     at 2^32); a position's offset is pos & (data_size-1). The kernel
+//     writes a record, then stores data_head (smp_wmb before): a reader
+//     loads data_head, then a read barrier, and finds complete records
+//     below it;
+//   - the reader stores data_tail after reading below it (ordered after
+//     the reads: a release store); with a read-write mapping the kernel
+//     never writes past it, and counts the records it refuses as lost;
+//   - a record starts with perf_event_header {u32 type; u16 misc; u16
+//     size}, size counting the whole record; records are 8-byte aligned
+//     (perf_prepare_sample, kernel/events/core.c), so a header never wraps;
+//   - PERF_RECORD_SAMPLE (9) with PERF_SAMPLE_RAW, all the helper asks
+//     for: the header, a u32 size, then size bytes of raw data padded so
+//     that 4 + size is a multiple of 8 (the padding counts in size, and
+//     cilium/ebpf hands it out);
+//   - PERF_RECORD_LOST (2): the header, u64 id, u64 lost;
+//   - with write_backward (overwritable, mapped read-only) the kernel
+//     ignores data_tail and writes downwards, moving data_head down: the
+//     newest record starts at data_head, older ones follow, and the oldest
+//     may be cut short by the wrap.
 const (
 	headOffset       = 1024
 	tailOffset       = 1032
@@ -64,10 +55,9 @@ const (
 	lostRecordSize   = headerSize + 16 // header, u64 id, u64 lost
 )
 
-// ErrCorrupt is returned when a per-CPU buffer's positions or a record
-// header contradict the kernel's layout. The Reader stops at the bad
-// record of that buffer. errors.Is also matches it with
-// io.ErrUnexpectedEOF, which cilium/ebpf returns for a truncated record.
+// ErrCorrupt is returned when a CPU buffer's positions or a record header
+// contradict the kernel's layout; the Reader stops at the bad record. It
+// matches io.ErrUnexpectedEOF, cilium/ebpf's error for a truncated record.
 var ErrCorrupt error = sentinel.New("perf event buffer corrupt", io.ErrUnexpectedEOF)
 
 // header is a record's struct perf_event_header, as the kernel left it.
@@ -76,10 +66,8 @@ type header struct {
 	size uint16
 }
 
-// buffer is a view of one CPU's perf event buffer: its metadata page and
-// its data area. It knows the layout and checks what it reads, but not
-// how the memory was mapped: the reader maps a perf event, the tests map a
-// memfd.
+// buffer is a view of one CPU's perf event buffer. It knows the layout,
+// not how the memory was mapped (a perf event, or a test's memfd).
 type buffer struct {
 	head *uint64 // data_head, written by the kernel
 	tail *uint64 // data_tail, written by us
@@ -108,17 +96,12 @@ func newBuffer(meta unsafe.Pointer, mapped uint64, pageSize uint64) (*buffer, er
 	}, nil
 }
 
-// loadHead reads data_head. An atomic load is the read barrier the
-// kernel asks for: every record below the head is visible after it. A
-// 32-bit kernel stores a head that wraps at 2^32 (see internal/ulong):
-// near, a position less than 2 GiB from the head (data_tail, or the head
-// loaded last), widens it to the reader's 64-bit positions.
+// loadHead reads data_head (the atomic load is the read barrier); near
+// widens a 32-bit kernel's head (internal/ulong).
 func (b *buffer) loadHead(near uint64) uint64 {
 	head := atomic.LoadUint64(b.head)
-	if ulong.Process32 {
-		if ulong.Is32 {
-			return ulong.Widen(near, uint32(head))
-		}
+	if ulong.Process32 && ulong.Is32 {
+		return ulong.Widen(near, uint32(head))
 	}
 	return head
 }
@@ -142,19 +125,13 @@ func (b *buffer) headerAt(pos uint64) header {
 	}
 }
 
-// u32At and u64At read a field at an 8-byte aligned position.
+// u32At reads a field at an 8-byte aligned position.
 func (b *buffer) u32At(pos uint64) uint32 {
 	return *(*uint32)(unsafe.Add(b.data, pos&b.mask))
 }
 
-func (b *buffer) u64At(pos uint64) uint64 {
-	return *(*uint64)(unsafe.Add(b.data, pos&b.mask))
-}
-
-// view returns the length bytes at pos as a slice of the mapping, or, if
-// they wrap around the end of the data area, as a copy in scratch (grown
-// if needed). length is at most the data area's size. The view's capacity
-// equals its length, so an append copies.
+// view returns the length bytes at pos as a slice of the mapping (its
+// capacity its length), or as a copy in scratch if they wrap.
 func (b *buffer) view(pos uint64, length uint32, scratch *[]byte) []byte {
 	off := pos & b.mask
 	if first := b.size - off; uint64(length) > first {
@@ -178,8 +155,7 @@ func (b *buffer) copyOut(dst []byte, pos uint64) {
 	copy(dst[n:], unsafe.Slice((*byte)(b.data), len(dst)-n))
 }
 
-// record is what a header and the fields after it say: a sample's raw
-// data (its position and length) or a count of lost samples.
+// record is what a header and the fields after it say.
 type record struct {
 	typ     uint32
 	size    uint64 // bytes the record occupies
@@ -188,11 +164,8 @@ type record struct {
 	lost    uint64
 }
 
-// parse reads the record at pos, of which avail bytes were produced. It
-// returns an error wrapping ErrCorrupt if the header claims less than a
-// header, more than avail or a misaligned size, or a field that does not
-// fit in the record. A type other than sample or lost is returned as it
-// is, for the caller to skip.
+// parse reads the record at pos, avail bytes being produced: ErrCorrupt
+// if its size or a field does not fit; other types returned as they are.
 func (b *buffer) parse(pos, avail uint64) (record, error) {
 	h := b.headerAt(pos)
 	r := record{typ: h.typ, size: uint64(h.size)}
@@ -215,7 +188,7 @@ func (b *buffer) parse(pos, avail uint64) (record, error) {
 		if r.size < lostRecordSize {
 			return r, fmt.Errorf("%w: lost-samples record at position %d of %d bytes", ErrCorrupt, pos, r.size)
 		}
-		r.lost = b.u64At(pos + headerSize + 8)
+		r.lost = *(*uint64)(unsafe.Add(b.data, (pos+headerSize+8)&b.mask))
 	}
 	return r, nil
 }

@@ -10,21 +10,19 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
-// engine is what a Reader is made of, as the ring buffer reader is: a
-// consumer per CPU and the protocol of internal/readers over them (one
-// mutex, one waiter, the resources). Reads and loops claim records from
-// the consumers, wait when there are none, and release what they read.
+// engine is what a Reader is made of: a consumer per CPU under the
+// protocol of readers.Engine.
 type engine struct {
 	core         readers.Engine
 	consumers    []consumer
 	res          *resources
-	turn         int // the consumer the next read or batch looks at first
 	overwritable bool
 	paused       bool
 }
 
-// resources are what an engine holds outside Go's heap. An engine that is
-// never closed frees them from a cleanup.
+type claim = readers.Claim
+
+// resources are what an engine holds outside Go's heap.
 type resources struct {
 	poller   *epoll.Poller
 	array    *ebpf.Map // a clone of the caller's: keeps the entries alive
@@ -50,39 +48,28 @@ func (res *resources) free() error {
 	return err
 }
 
-// putEntries stores every CPU's event in the array, so that
-// bpf_perf_event_output finds it; deleteEntries removes them, so that it
-// fails with ENOENT.
-func (res *resources) putEntries() error {
-	if res.array == nil { // a test's fake buffers
-		return nil
-	}
-	for i, fd := range res.fds {
-		if err := res.array.Put(uint32(res.cpus[i]), uint32(fd)); err != nil {
-			return fmt.Errorf("put the event of CPU %d in the array: %w", res.cpus[i], err)
+// putEntries puts every CPU's event in the array for
+// bpf_perf_event_output, or deletes them (it fails with ENOENT).
+func (res *resources) putEntries(put bool) error {
+	for i, cpu := range res.cpus {
+		switch {
+		case res.array == nil: // a test's fake buffers
+		case put:
+			if err := res.array.Put(uint32(cpu), uint32(res.fds[i])); err != nil {
+				return fmt.Errorf("put the event of CPU %d in the array: %w", cpu, err)
+			}
+		default:
+			if err := res.array.Delete(uint32(cpu)); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+				return fmt.Errorf("delete the event of CPU %d from the array: %w", cpu, err)
+			}
 		}
 	}
 	return nil
 }
 
-func (res *resources) deleteEntries() error {
-	if res.array == nil {
-		return nil
-	}
-	for _, cpu := range res.cpus {
-		if err := res.array.Delete(uint32(cpu)); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-			return fmt.Errorf("delete the event of CPU %d from the array: %w", cpu, err)
-		}
-	}
-	return nil
-}
-
-// init starts the engine on buffers that are already mapped.
-//
-// Unlike a ring buffer's, a perf buffer's wakeups do not depend on what
-// the reader published (perf_output_wakeup counts bytes or records
-// written, kernel/events/ring_buffer.c), so a claim held by a loop body
-// strands no sleeper and a wait needs no bound.
+// init starts the engine on mapped buffers. A perf buffer's wakeups do
+// not depend on what the reader published (perf_output_wakeup counts
+// what was written): a wait while a claim is held needs no bound.
 func (e *engine) init(bufs []*buffer, res *resources, overwritable bool) error {
 	for i, buf := range bufs {
 		c, err := newConsumer(buf, res.cpus[i], overwritable)
@@ -96,15 +83,14 @@ func (e *engine) init(bufs []*buffer, res *resources, overwritable bool) error {
 	return nil
 }
 
-// engineBuffers is the engine as readers.Buffers sees it: a type of its
-// own, so that these methods do not become the Reader's.
+// engineBuffers is the engine as readers.Buffers, a type of its own so
+// that these methods are not the Reader's.
 type engineBuffers engine
 
-func (b *engineBuffers) Len() int          { return len(b.consumers) }
-func (b *engineBuffers) Publish(i int)     { b.consumers[i].publish() }
-func (b *engineBuffers) Ready(i int) bool  { return b.consumers[i].ready() }
-func (b *engineBuffers) Err(i int) error   { return b.consumers[i].err }
-func (b *engineBuffers) Pinned(i int) bool { return false } // no bound needed, above
+func (b *engineBuffers) Len() int         { return len(b.consumers) }
+func (b *engineBuffers) Publish(i int)    { b.consumers[i].publish() }
+func (b *engineBuffers) Ready(i int) bool { return b.consumers[i].ready() }
+func (b *engineBuffers) Err(i int) error  { return b.consumers[i].err }
 
 // checkPausedLocked returns ErrMustBePaused for a read of an overwritable
 // buffer the kernel may still be writing.
@@ -115,34 +101,193 @@ func (e *engine) checkPausedLocked() error {
 	return nil
 }
 
-func (e *engine) pause() error {
+// setPaused deletes the events from the array (pause) or puts them back.
+func (e *engine) setPaused(pause bool, op string) error {
 	e.core.Mu.Lock()
 	defer e.core.Mu.Unlock()
 	if e.core.Wait.Closed() {
-		return fmt.Errorf("perf: pause: %w", ErrClosed)
+		return fmt.Errorf("perf: %s: %w", op, ErrClosed)
 	}
-	if err := e.res.deleteEntries(); err != nil {
+	if err := e.res.putEntries(!pause); err != nil {
 		return fmt.Errorf("perf: %w", err)
 	}
-	e.paused = true
+	e.paused = pause
 	return nil
 }
 
-func (e *engine) resume() error {
-	e.core.Mu.Lock()
-	defer e.core.Mu.Unlock()
-	if e.core.Wait.Closed() {
-		return fmt.Errorf("perf: resume: %w", ErrClosed)
-	}
-	if err := e.res.putEntries(); err != nil {
-		return fmt.Errorf("perf: %w", err)
-	}
-	e.paused = false
-	return nil
+// consumer is one CPU's claims and what the kernel was told of them.
+// Claim positions are the buffer's, except in an overwritable buffer,
+// read in windows from the newest record down to where the last began:
+// there they keep growing, and bias maps them onto the buffer's.
+type consumer struct {
+	buf        *buffer
+	cpu        int
+	claims     readers.Claims
+	head       uint64 // end of the records produced, as a claim position
+	published  uint64 // data_tail the kernel has from us
+	batchBytes uint64 // how much a loop reads between two visits to the mutex
+	err        error  // sticky: a corrupt buffer stays corrupt
+
+	overwrite bool
+	bias      uint64 // claim position minus buffer position (overwritable)
+	lastHead  uint64 // data_head when the last window was taken (overwritable)
 }
 
-func (e *engine) close() error {
-	// Producers fail with ENOENT from now on, as cilium/ebpf documents,
-	// even while the caller's map (which shares the entries) stays open.
-	return e.core.Close(e.res.deleteEntries)
+func newConsumer(buf *buffer, cpu int, overwrite bool) (consumer, error) {
+	c := consumer{
+		buf:        buf,
+		cpu:        cpu,
+		overwrite:  overwrite,
+		batchBytes: readers.BatchBytes(buf.size),
+	}
+	if overwrite {
+		c.lastHead = buf.loadHead(0)
+		return c, nil
+	}
+	tail := buf.loadTail()
+	if tail%recordAlign != 0 {
+		return c, fmt.Errorf("%w: data_tail %d is not 8-byte aligned", ErrCorrupt, tail)
+	}
+	if err := buf.checkHead(buf.loadHead(tail), tail); err != nil {
+		return c, err
+	}
+	c.claims = readers.NewClaims(tail)
+	c.head, c.published = tail, tail
+	return c, nil
+}
+
+// publish tells the kernel data_tail (ignored if overwritable).
+func (c *consumer) publish() {
+	if c.overwrite {
+		return
+	}
+	if pos := c.claims.ConsumerPos(); pos != c.published {
+		c.buf.storeTail(pos)
+		c.published = pos
+	}
+}
+
+// produced is ringbuf's consumer.produced, with data_head.
+func (c *consumer) produced() bool {
+	if c.claims.Pos() == c.head && c.err == nil {
+		if c.overwrite {
+			c.loadWindow()
+		} else {
+			consumed := c.claims.ConsumerPos()
+			head := c.buf.loadHead(consumed)
+			if err := c.buf.checkHead(head, consumed); err != nil {
+				c.err = c.cpuErr(err)
+				return false
+			}
+			c.head = head
+		}
+	}
+	return c.claims.Pos() != c.head
+}
+
+// loadWindow takes what an overwritable buffer received since the last
+// window (at most its size) once no claim is out: one bias serves all.
+func (c *consumer) loadWindow() {
+	if !c.claims.Empty() {
+		return
+	}
+	head := c.buf.loadHead(c.lastHead)
+	if head == c.lastHead {
+		return
+	}
+	if head%recordAlign != 0 {
+		c.err = c.cpuErr(fmt.Errorf("%w: data_head %d is not 8-byte aligned", ErrCorrupt, head))
+		return
+	}
+	written := min(c.lastHead-head, c.buf.size)
+	c.bias = c.head - head
+	c.lastHead = head
+	c.head += written
+}
+
+// ready reports whether a claim could find records.
+func (c *consumer) ready() bool {
+	return c.claims.HasReturned() || c.produced()
+}
+
+// remaining is Record.Remaining after a record ending at end.
+func (c *consumer) remaining(end uint64) int {
+	if c.overwrite {
+		return -1
+	}
+	return int(c.head - end)
+}
+
+func (c *consumer) cpuErr(err error) error {
+	return fmt.Errorf("CPU %d: %w", c.cpu, err)
+}
+
+// claimOne claims the next record for Read, consumed at once (copied
+// under the mutex). err is a corrupt buffer or, with ok, an unknown type.
+func (c *consumer) claimOne() (rec record, end uint64, ok bool, err error) {
+	var start, limit uint64
+	returned, fromReturned := c.claims.Returned()
+	switch {
+	case c.err != nil:
+		return record{}, 0, false, c.err
+	case fromReturned:
+		start, limit = returned.Start, returned.End
+	case !c.produced():
+		return record{}, 0, false, c.err
+	default:
+		start, limit = c.claims.Pos(), c.head
+	}
+	rec, err = c.buf.parse(start-c.bias, limit-start)
+	if err != nil {
+		if !c.overwrite {
+			c.err = c.cpuErr(err)
+			return record{}, 0, false, c.err
+		}
+		// Cut short by the wrap (abi.go): the window ends before it.
+		rec.size = limit - start
+		ok = false
+	} else {
+		ok = true
+	}
+	end = start + rec.size
+	if fromReturned {
+		c.claims.Take(start, end, false)
+	} else {
+		c.claims.Skip(end)
+	}
+	if ok && rec.typ != recordSample && rec.typ != recordLost {
+		err = &unknownEventError{rec.typ}
+	}
+	return rec, end, ok, err
+}
+
+// claimBatch is ringbuf's consumer.claimBatch.
+func (c *consumer) claimBatch(alone bool) (cl claim, ok bool) {
+	if r, some := c.claims.Returned(); some {
+		return c.claims.Take(r.Start, r.End, true), true
+	}
+	if !c.produced() {
+		return claim{}, false
+	}
+	next := c.head
+	if !alone {
+		next = c.scan(c.claims.Pos(), c.head)
+	}
+	return c.claims.Hold(next), true
+}
+
+// scan walks [pos, end) until batchBytes are covered, to a record
+// boundary, or to end at a bad size (the loop reports it).
+func (c *consumer) scan(pos, end uint64) uint64 {
+	for next := pos; next < end; {
+		size := uint64(c.buf.headerAt(next - c.bias).size)
+		if size < headerSize || size%recordAlign != 0 || size > end-next {
+			return end
+		}
+		next += size
+		if next-pos >= c.batchBytes {
+			return next
+		}
+	}
+	return end
 }

@@ -14,12 +14,9 @@ import (
 // supported reports whether perf events exist here: they do on Linux.
 func supported() error { return nil }
 
-// openEvent opens the perf event of one CPU that bpf_perf_event_output
-// writes to: a PERF_COUNT_SW_BPF_OUTPUT software event sampling raw data
-// (PERF_SAMPLE_RAW), the only configuration the helper accepts
-// (bpf_perf_event_output checks the event's type and config,
-// kernel/trace/bpf_trace.c). It is opened enabled (attr.disabled is 0), so
-// it needs no PERF_EVENT_IOC_ENABLE. An offline CPU fails with ENODEV.
+// openEvent opens a CPU's PERF_COUNT_SW_BPF_OUTPUT event sampling raw
+// data, all bpf_perf_event_output accepts (kernel/trace/bpf_trace.c),
+// enabled. An offline CPU fails with ENODEV.
 func openEvent(cpu int, opts ReaderOptions) (int, error) {
 	attr := unix.PerfEventAttr{
 		Type:        unix.PERF_TYPE_SOFTWARE,
@@ -44,14 +41,12 @@ func openEvent(cpu int, opts ReaderOptions) (int, error) {
 	return fd, nil
 }
 
-// mapping is one CPU's perf event mapping: the metadata page and the data
-// area, read-write unless the buffer is overwritable.
+// mapping is one CPU's perf event mapping.
 type mapping struct {
 	mem []byte
 }
 
-// mapEvent maps the event fd with a data area of dataPages pages (a power
-// of two).
+// mapEvent maps the event fd with a data area of dataPages pages.
 func mapEvent(fd int, dataPages int, overwritable bool) (*mapping, *buffer, error) {
 	page := os.Getpagesize()
 	prot := unix.PROT_READ

@@ -103,7 +103,7 @@ func fakeReader(tb testing.TB, overwritable bool, fakes ...*fakeBuffer) (*Reader
 		bufs = append(bufs, buf)
 		res.cpus = append(res.cpus, i)
 	}
-	r := &Reader{bufferSize: len(fakes[0].data)}
+	r := &Reader{}
 	if err := r.init(bufs, res, overwritable); err != nil {
 		res.free()
 		return nil, err

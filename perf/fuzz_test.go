@@ -181,7 +181,7 @@ func FuzzBuffer(f *testing.F) {
 				}
 			}
 			if c := &r.consumers[0]; !c.claims.Empty() {
-				t.Fatalf("claims left after the reads: %s", &c.claims)
+				t.Fatalf("claims left after the reads: %+v", c.claims)
 			}
 			r.Close()
 		}

@@ -4,19 +4,17 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
-// Read returns the next record, copied: the bytes stay valid after later
-// reads and after Close. It blocks until a record arrives, the deadline
-// passes, Flush or Close is called.
+// Read returns the next record, copied. It blocks until a record arrives,
+// the deadline passes, Flush or Close is called.
 func (r *Reader) Read() (Record, error) {
 	var rec Record
 	err := r.ReadInto(&rec)
 	return rec, err
 }
 
-// ReadInto is like Read but copies into rec, reusing the capacity of
-// rec.RawSample, so a loop that reuses one Record does not allocate. When
-// it returns, the kernel knows the record's space is free. A record of an
-// unknown type is consumed and returned as an error (IsUnknownEvent).
+// ReadInto is Read into rec, reusing rec.RawSample's memory unless it is
+// a view; when it returns, the kernel knows the record's space is free. A
+// record of an unknown type is consumed, as an error (IsUnknownEvent).
 func (r *Reader) ReadInto(rec *Record) error {
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
@@ -25,17 +23,12 @@ func (r *Reader) ReadInto(rec *Record) error {
 		if err := r.checkPausedLocked(); err != nil {
 			return false, false, err
 		}
-		for k := range r.consumers {
-			i := (r.turn + k) % len(r.consumers)
+		return r.core.ClaimTurnLocked(false, func(i int, _ bool) (bool, bool, error) {
 			c := &r.consumers[i]
 			got, end, ok, err := c.claimOne()
 			if !ok {
-				if err != nil {
-					return false, false, err
-				}
-				continue
+				return false, false, err
 			}
-			r.turn = i // stay on this CPU while it has records
 			rec.CPU = c.cpu
 			if err == nil {
 				r.fill(rec, c, got, end)
@@ -43,8 +36,7 @@ func (r *Reader) ReadInto(rec *Record) error {
 			c.publish()
 			readErr = err
 			return true, false, nil
-		}
-		return false, false, nil
+		})
 	})
 	if err != nil {
 		return err

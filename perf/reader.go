@@ -15,87 +15,62 @@ import (
 )
 
 var (
-	// ErrClosed is returned by reads and iterations on a closed Reader. It
-	// is cilium/ebpf's perf.ErrClosed (os.ErrClosed).
+	// ErrClosed is returned by reads and iterations on a closed Reader:
+	// cilium/ebpf's perf.ErrClosed (os.ErrClosed).
 	ErrClosed = os.ErrClosed
-	// ErrFlushed is returned by a read or iteration that Flush interrupted,
-	// once every record that was in the buffers has been returned. It is
-	// cilium/ebpf's perf.ErrFlushed (the value its ringbuf package shares,
-	// which builds on every platform), so errors.Is matches either.
+	// ErrFlushed ends a read or iteration that Flush interrupted, once the
+	// buffers are empty: cilium/ebpf's perf.ErrFlushed (its ringbuf's).
 	ErrFlushed = upstreamringbuf.ErrFlushed
-	// ErrMustBePaused is returned by reads and iterations of an
-	// overwritable Reader that is not paused: the kernel may overwrite
-	// what they would read. cilium/ebpf returns an unexported error then.
+	// ErrMustBePaused is returned by reads of an overwritable Reader that
+	// is not paused (cilium/ebpf returns an unexported error).
 	ErrMustBePaused = errors.New("perf: an overwritable buffer must be paused before it is read")
 )
-
-// maxUnpublished bounds the consumed bytes a Records loop may keep from
-// the kernel while it runs, and the batch a loop claims when others read
-// too, as in the ring buffer reader: a quarter of a megabyte, or an
-// eighth of a smaller buffer.
-const maxUnpublished = 256 << 10
 
 // Record is a sample or a count of lost samples read from a CPU's buffer.
 type Record struct {
 	// CPU is the CPU whose buffer held the record.
 	CPU int
-	// RawSample is the data passed to bpf_perf_event_output, followed by
-	// the 0 to 7 bytes of padding the kernel adds to align the record
-	// (their value is undefined), as cilium/ebpf hands it out. From Read
-	// and ReadInto it is a copy owned by the caller; from Records it is
-	// valid only until the loop body returns. It is empty in a record of
-	// lost samples.
+	// RawSample is the data passed to bpf_perf_event_output and the kernel's
+	// 0 to 7 bytes of padding, as cilium/ebpf hands it out: a copy from Read
+	// and ReadInto, a view from Records; empty in a record of lost samples.
 	RawSample []byte
 	// LostSamples is the number of samples the kernel could not place in
-	// the buffer because it was full; non-zero only in a record of lost
-	// samples.
+	// the full buffer; non-zero only in a record of lost samples.
 	LostSamples uint64
 	// Remaining is the minimum number of bytes left in the CPU's buffer
-	// after this record; -1 for overwritable buffers.
+	// after it; -1 for overwritable buffers.
 	Remaining int
 }
 
-// ReaderOptions control the perf events a Reader opens. They are
-// cilium/ebpf's.
+// ReaderOptions control the perf events a Reader opens, as cilium/ebpf's.
 type ReaderOptions struct {
 	// WakeupEvents is the number of records a CPU's buffer holds before a
-	// waiting read is woken. It excludes Watermark; zero means Watermark
-	// decides.
+	// waiting read is woken; zero lets Watermark decide.
 	WakeupEvents int
 	// Watermark is the number of bytes a CPU's buffer holds before a
-	// waiting read is woken; less than the buffer's size. Zero wakes for
-	// every record. Records below the threshold are not held back: a read
-	// returns them when it looks, and Flush or a deadline ends a wait.
+	// waiting read is woken, less than the buffer's size; zero wakes for
+	// every record. A read returns records below it when it looks.
 	Watermark int
-	// Overwritable makes every buffer a ring the kernel overwrites, oldest
-	// first, when it is full. Such a Reader reads only while paused, the
-	// newest record first, each record written since the last read once.
+	// Overwritable makes every buffer a ring the kernel overwrites when
+	// full. Such a Reader reads only paused, newest first, each record once.
 	Overwritable bool
 }
 
-// Reader reads the records that BPF programs write with
-// bpf_perf_event_output to a BPF_MAP_TYPE_PERF_EVENT_ARRAY, from one
-// buffer per online CPU.
-//
-// Read and ReadInto copy each record and may be called from several
-// goroutines; Records may be ranged over by several goroutines at once,
-// and beside them. SetDeadline, Flush, Pause, Resume, Close and
-// BufferSize may be called from any goroutine at any time.
+// Reader reads what BPF programs write to a BPF_MAP_TYPE_PERF_EVENT_ARRAY,
+// a buffer per online CPU. Every method may be called from any goroutine
+// at any time; Read, ReadInto and Records by several at once.
 type Reader struct {
 	engine
-	bufferSize int
 }
 
-// NewReader creates a Reader with default options. array must be a
-// PerfEventArray; perCPUBuffer is the size of each CPU's buffer in bytes,
-// rounded up to a power-of-two number of pages.
+// NewReader creates a Reader with default options. perCPUBuffer is each
+// CPU's buffer in bytes, rounded up to a power-of-two number of pages.
 func NewReader(array *ebpf.Map, perCPUBuffer int) (*Reader, error) {
 	return NewReaderWithOptions(array, perCPUBuffer, ReaderOptions{})
 }
 
-// NewReaderWithOptions creates a Reader: it opens a perf event on every
-// online CPU (the array's keys), maps its buffer and stores it in the
-// array, so that BPF programs' records reach it.
+// NewReaderWithOptions opens a perf event on every online CPU (the
+// array's keys), maps its buffer and puts it in the array.
 func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions) (*Reader, error) {
 	if err := supported(); err != nil {
 		return nil, fmt.Errorf("perf: %w", err)
@@ -120,27 +95,25 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 	if err != nil {
 		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.free()))
 	}
-	r := &Reader{bufferSize: int(bufs[0].size)}
+	r := &Reader{}
 	err = r.init(bufs, res, opts.Overwritable)
 	if err == nil {
-		err = res.putEntries()
+		err = res.putEntries(true)
 	}
 	if err != nil {
-		// Entries already put would outlive us: the clone shares the
-		// caller's map file.
-		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.deleteEntries(), res.free()))
+		// Entries put would outlive us in the caller's map.
+		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.putEntries(false), res.free()))
 	}
 	r.core.Cleanup = runtime.AddCleanup(r, func(res *resources) { res.free() }, r.res)
 	return r, nil
 }
 
 // maxDataPages bounds a buffer's pages: rb_alloc takes their number as an
-// int (kernel/events/ring_buffer.c), so a power of two above 1<<30 never
-// maps, and a count that large cannot overflow the mapping's size.
+// int (kernel/events/ring_buffer.c), so no more ever map.
 const maxDataPages = 1 << 30
 
-// dataPages is the number of pages of a buffer of at least perCPUBuffer
-// bytes: a power of two, as perf_mmap requires (kernel/events/core.c).
+// dataPages is the pages of a buffer of perCPUBuffer bytes or more, a
+// power of two (perf_mmap, kernel/events/core.c).
 func dataPages(perCPUBuffer int) (int, error) {
 	page := uint64(os.Getpagesize())
 	pages := (uint64(perCPUBuffer) + page - 1) / page
@@ -150,16 +123,14 @@ func dataPages(perCPUBuffer int) (int, error) {
 	return 1 << bits.Len64(pages-1), nil
 }
 
-// openEvents opens, maps and polls the event of every online CPU. On
-// error, what it opened is in res, for the caller to free.
+// openEvents opens, maps and polls the event of every online CPU; on
+// error, res holds what it opened.
 func openEvents(array *ebpf.Map, pages int, opts ReaderOptions) (*resources, []*buffer, error) {
-	res := &resources{}
-	poller, err := epoll.New()
-	if err != nil {
+	res, bufs := &resources{}, []*buffer(nil)
+	var err error
+	if res.poller, err = epoll.New(); err != nil {
 		return res, nil, err
 	}
-	res.poller = poller
-	var bufs []*buffer
 	for cpu := range int(array.MaxEntries()) {
 		fd, err := openEvent(cpu, opts)
 		if errOffline(err) {
@@ -174,55 +145,46 @@ func openEvents(array *ebpf.Map, pages int, opts ReaderOptions) (*resources, []*
 			return res, nil, fmt.Errorf("CPU %d: %w", cpu, err)
 		}
 		res.mappings, bufs = append(res.mappings, m), append(bufs, buf)
-		if err := poller.AddEdgeTriggered(fd); err != nil {
+		if err := res.poller.AddEdgeTriggered(fd); err != nil {
 			return res, nil, err
 		}
 	}
 	if len(bufs) == 0 {
 		return res, nil, fmt.Errorf("no online CPU among the array's %d entries", array.MaxEntries())
 	}
-	// The array's entries go when the last fd of the map's file is closed
-	// (perf_event_fd_array_release, kernel/bpf/arraymap.c): a clone keeps
-	// them while the Reader lives, whatever the caller does with its map.
+	// A clone keeps the entries while the Reader lives: they go with the
+	// map file's last fd (perf_event_fd_array_release, kernel/bpf/arraymap.c).
 	res.array, err = array.Clone()
 	return res, bufs, err
 }
 
 // BufferSize returns the size in bytes of each CPU's buffer.
-func (r *Reader) BufferSize() int { return r.bufferSize }
+func (r *Reader) BufferSize() int { return int(r.consumers[0].buf.size) }
 
-// SetDeadline sets when blocked reads and loops give up with
-// os.ErrDeadlineExceeded. Records already in the buffers are returned
-// first. The zero time removes the deadline; a time in the past makes
-// reads return what is there without blocking. It takes effect at once,
-// also for reads that are already waiting.
+// SetDeadline is ringbuf.Reader.SetDeadline: reads and loops give up
+// with os.ErrDeadlineExceeded after the records in the buffers.
 func (r *Reader) SetDeadline(t time.Time) { r.core.SetDeadline(t) }
 
-// Flush makes reads and loops in progress stop waiting: they return the
-// records in the buffers, then ErrFlushed. Every read and loop in progress
-// when Flush is called ends so, however soon others read again; with none
-// in progress, the next one to find the buffers empty does. Use it to drain records below the Watermark or
-// WakeupEvents threshold, which wake no reader.
+// Flush is ringbuf.Reader.Flush: every read and loop in progress returns
+// the records in the buffers, then ErrFlushed. Use it to drain records
+// below the Watermark or WakeupEvents threshold, which wake no reader.
 func (r *Reader) Flush() error { return r.core.Flush() }
 
 // Pause removes the Reader's events from the array: BPF programs' writes
-// fail with ENOENT until Resume, and reads wait for records that cannot
-// come. An overwritable Reader is read while paused.
-func (r *Reader) Pause() error { return r.pause() }
+// fail with ENOENT until Resume. An overwritable Reader is read paused.
+func (r *Reader) Pause() error { return r.setPaused(true, "pause") }
 
 // Resume puts the Reader's events back in the array, undoing Pause.
-func (r *Reader) Resume() error { return r.resume() }
+func (r *Reader) Resume() error { return r.setPaused(false, "resume") }
 
-// Close stops the Reader: every blocked read and loop returns ErrClosed,
-// and BPF programs' writes fail with ENOENT. It may be called from any
-// goroutine and more than once. What was consumed is published first. A
-// running loop yields the rest of the batch it holds, then ErrClosed, as
-// the ring buffer reader's do; the buffers stay mapped until the last of
-// them is done.
-func (r *Reader) Close() error { return r.close() }
+// Close is ringbuf.Reader.Close, and BPF programs' writes fail with
+// ENOENT from then on, as cilium/ebpf documents, even while the caller's
+// map (which shares the entries) stays open.
+func (r *Reader) Close() error {
+	return r.core.Close(func() error { return r.res.putEntries(false) })
+}
 
-// unknownEventError is returned for a record of a type a Reader does not
-// know; the record is consumed.
+// unknownEventError is a record of a type a Reader does not know.
 type unknownEventError struct {
 	eventType uint32
 }
@@ -232,8 +194,7 @@ func (e *unknownEventError) Error() string {
 }
 
 // IsUnknownEvent reports whether err says a record of a type other than a
-// sample or lost samples was read. The record is consumed, and reading
-// may go on.
+// sample or lost samples was read and consumed; reading may go on.
 func IsUnknownEvent(err error) bool {
 	var e *unknownEventError
 	return errors.As(err, &e)

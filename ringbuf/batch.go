@@ -2,11 +2,9 @@ package ringbuf
 
 import "iter"
 
-// Batch is a run of records claimed by one loop of Batches: at most
-// min(size/8, 256 KiB) of one ring, and the record that crosses that
-// bound. Its samples are read with Samples. A Batch belongs to the body of
-// the loop that yielded it: the loop reuses it for the next batch, and
-// once the loop has ended, its Samples yield nothing.
+// Batch is a run of records of one ring claimed by a loop of Batches: at
+// most min(size/8, 256 KiB) and the record crossing it. It belongs to the
+// loop's body; once the loop has ended, its Samples yield nothing.
 type Batch struct {
 	ring     *ring
 	index    int // the ring's index in the engine
@@ -19,26 +17,19 @@ type Batch struct {
 	ahead    header // what the look-ahead loads read
 }
 
-// Ring is where the batch's records come from: 0 from a Reader, the ring's
-// index or key from a MultiReader, as Record.Ring.
+// Ring is where the batch's records come from, as Record.Ring.
 func (b *Batch) Ring() int { return b.key }
 
-// Samples returns an iterator over the samples of the batch, in ring
-// order. Each sample aliases the ring, read-only, with its capacity equal
-// to its length, and is valid until the body of the Batches loop returns.
-// A sample is consumed once it is handed out, also if the body breaks or
-// panics. Samples that a loop does not reach, because it breaks or never
-// ranges over them, go back to the reader, for this loop or another.
-//
-// The iterator holds no lock, defers nothing and calls nothing, so the
-// compiler inlines it and the loop body into the caller: the walk runs in
-// registers, one header load a record.
+// Samples returns an iterator over the batch's samples, read-only views
+// of the ring valid until the Batches loop's body returns. A sample is
+// consumed once handed out; those not reached go back to the reader. It
+// takes no lock and calls nothing, so it inlines with its loop body.
 func (b *Batch) Samples() iter.Seq[[]byte] {
 	return b.walk(true)
 }
 
-// walk is the loop of Samples, with the look-ahead loads (Samples) or
-// without them (Records: see records).
+// walk is the loop of Samples, with the look-ahead loads or without them
+// (Records).
 func (b *Batch) walk(lookAhead bool) iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		if !b.holding {
@@ -69,37 +60,19 @@ func (b *Batch) walk(lookAhead bool) iter.Seq[[]byte] {
 	}
 }
 
-// Look-ahead: a walk is a chain of dependent loads, each header giving the
-// next one's address, so the core has one miss in flight at a time. For
-// records of lookAheadMinStep bytes or more, Samples also loads the header
-// lookAheadRecords records on, guessing they are as long as this one: the
-// load is never trusted, only kept (Batch.ahead) so that it is not
-// compiled away. internal/rawring's floor measured the same rule.
+// Look-ahead: a walk is a chain of dependent loads, one miss in flight at
+// a time. For records of lookAheadMinStep bytes or more, Samples also
+// loads the header lookAheadRecords records on, guessing they are as long
+// as this one; the load is never trusted, only kept (Batch.ahead) so that
+// it is not compiled away (docs/batch-walk.md).
 const (
 	lookAheadRecords = 2
 	lookAheadMinStep = 256
 )
 
-// Batches returns an iterator over batches of the ring's records, for
-// loops that want the speed of a hand-written walk with the guarantees of
-// Records:
-//
-//	for batch, err := range rd.Batches() {
-//		if err != nil {
-//			return err // ErrClosed, ErrFlushed, os.ErrDeadlineExceeded, ...
-//		}
-//		for sample := range batch.Samples() {
-//			handle(sample) // valid until the outer body returns
-//		}
-//	}
-//
-// It keeps every guarantee of Records: several goroutines may range over
-// it at once, each record is handed out once, the kernel learns what a
-// loop consumed after every batch and before the loop waits, yields an
-// error or ends, and a panicking body unwinds with the records it was
-// handed consumed. Records yields one record per call of the loop body,
-// which the compiler cannot inline; Batches costs a call per batch, and
-// Samples inlines. Close ends the loop at the end of a batch.
+// Batches returns an iterator over batches of the ring's records, with
+// the guarantees of Records and the speed of a hand-written walk: Records
+// calls the loop body once a record, Batches once a batch.
 func (r *Reader) Batches() iter.Seq2[*Batch, error] {
 	if r.copyOnly != nil {
 		return copyOnlySeq[*Batch]
@@ -107,13 +80,11 @@ func (r *Reader) Batches() iter.Seq2[*Batch, error] {
 	return r.batches
 }
 
-// Batches is Reader.Batches over every ring: a batch comes from one ring,
-// which Batch.Ring names.
+// Batches is Reader.Batches over every ring (Batch.Ring).
 func (mr *MultiReader) Batches() iter.Seq2[*Batch, error] {
 	return mr.batches
 }
 
-// batches is the loop of Batches, and so of Records.
 func (e *engine) batches(yield func(*Batch, error) bool) {
 	l := &batchLoop{e: e}
 	e.core.Loop(l, func(err error) bool {

@@ -3,94 +3,267 @@ package ringbuf
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
+
+	"github.com/cilium/ebpf"
 
 	"github.com/ebpf-zc/ebpf/internal/epoll"
 	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
 // engine is what Reader and MultiReader are made of: a consumer per ring
-// and the protocol of internal/readers over them (one mutex, one waiter,
-// the resources). Reads and loops claim records from the consumers, wait
-// when there are none, and release what they read.
+// under the protocol of readers.Engine.
 type engine struct {
 	core      readers.Engine
 	consumers []consumer
 	keys      []int // Record.Ring of each consumer's ring (MultiReader); nil for a Reader
-	res       *resources
-	turn      int // the consumer the next batch is claimed from first
 }
 
-// waitState is one read's or loop's state across waits.
-type waitState = readers.WaitState
+type (
+	claim     = readers.Claim
+	waitState = readers.WaitState
+)
 
-// resources are what an engine holds outside Go's heap. An engine that is
-// never closed frees them from a cleanup.
+// resources are what an engine holds outside Go's heap.
 type resources struct {
 	poller   *epoll.Poller
 	mappings []*mapping
 }
 
 func (res *resources) free() error {
-	err := res.closePoller()
+	var err error
+	if res.poller != nil {
+		err, res.poller = res.poller.Close(), nil
+	}
 	for _, m := range res.mappings {
 		err = errors.Join(err, m.unmap())
 	}
 	return err
 }
 
-func (res *resources) closePoller() error {
-	if res.poller == nil {
-		return nil
+// newEngine maps and polls the maps and starts an engine on them; keys
+// are their Record.Ring (nil for a Reader).
+func newEngine(maps []*ebpf.Map, keys []int) (_ *engine, err error) {
+	e, res := &engine{keys: keys}, &resources{}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, res.free())
+		}
+	}()
+	rings := make([]*ring, len(maps))
+	for i, m := range maps {
+		var mp *mapping
+		if mp, rings[i], err = mapRingMap(m); err != nil {
+			return nil, e.ringErr(i, err)
+		}
+		res.mappings = append(res.mappings, mp)
 	}
-	err := res.poller.Close()
-	res.poller = nil
-	return err
+	if res.poller, err = epoll.New(); err != nil {
+		return nil, err
+	}
+	for i, m := range maps {
+		if err := res.poller.AddEdgeTriggered(m.FD()); err != nil {
+			return nil, e.ringErr(i, err)
+		}
+	}
+	if err := e.init(rings, keys, res); err != nil {
+		return nil, err
+	}
+	// On the engine, not the reader: a loop holds the engine through the
+	// method value Records returns, after the caller dropped the reader.
+	e.core.Cleanup = runtime.AddCleanup(e, func(res *resources) { res.free() }, res)
+	return e, nil
 }
 
-// init starts the engine on rings that are already mapped, each at the
-// consumer position the kernel holds.
+// mapRingMap checks that m is a ring buffer this platform maps and maps it.
+func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
+	if m == nil {
+		return nil, nil, errors.New("nil map")
+	}
+	if err := requireMapped(m.Type(), runtime.GOOS); err != nil {
+		return nil, nil, err
+	}
+	size, err := ringSize(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return mapRing(m.FD(), size, false)
+}
+
+// init starts the engine on mapped rings, each at the consumer position
+// the kernel holds.
 func (e *engine) init(rings []*ring, keys []int, res *resources) error {
-	for i, rg := range rings {
+	for _, rg := range rings {
 		pos := rg.loadConsumer()
 		if pos%recordAlign != 0 {
 			return fmt.Errorf("%w: consumer position %d is not 8-byte aligned", ErrCorrupt, pos)
 		}
-		if keys != nil && i >= len(keys) {
-			return errors.New("ring without a key")
-		}
 		e.consumers = append(e.consumers, newConsumer(rg, pos))
 	}
-	e.keys, e.res = keys, res
+	e.keys = keys
 	e.core.Init((*engineBuffers)(e), res.poller, ErrFlushed, res.free, heldClaimPoll)
 	return nil
 }
 
-// engineBuffers is the engine as readers.Buffers sees it: a type of its
-// own, so that these methods do not become the public readers' methods.
+// heldClaimPoll bounds a wait while a claim is held: records committed
+// behind it wake nobody (the kernel wakes a reader that caught up).
+const heldClaimPoll = time.Millisecond
+
+// engineBuffers is the engine as readers.Buffers, a type of its own so
+// that these methods are not the readers' methods.
 type engineBuffers engine
 
-func (b *engineBuffers) Len() int          { return len(b.consumers) }
-func (b *engineBuffers) Publish(i int)     { b.consumers[i].publish() }
-func (b *engineBuffers) Ready(i int) bool  { return b.consumers[i].ready() }
-func (b *engineBuffers) Pinned(i int) bool { return !b.consumers[i].claims.Empty() }
-func (b *engineBuffers) Err(i int) error {
-	if err := b.consumers[i].err; err != nil {
-		return (*engine)(b).ringErr(i, err)
-	}
-	return nil
-}
+func (b *engineBuffers) Len() int         { return len(b.consumers) }
+func (b *engineBuffers) Publish(i int)    { b.consumers[i].publish() }
+func (b *engineBuffers) Ready(i int) bool { return b.consumers[i].ready() }
+func (b *engineBuffers) Err(i int) error  { return (*engine)(b).ringErr(i, b.consumers[i].err) }
 
 // ringErr names the ring an error came from, when there are several.
 func (e *engine) ringErr(i int, err error) error {
-	if e.keys == nil {
+	if e.keys == nil || err == nil {
 		return err
 	}
 	return fmt.Errorf("ring %d: %w", e.keys[i], err)
 }
 
-// heldClaimPoll bounds a wait while a claim pins a consumer position: the
-// kernel wakes a reader only for a record at the position it knows, so
-// records committed behind a held view wake nobody, and the claim's
-// release may come late or never (a Peek view kept for long).
-const heldClaimPoll = time.Millisecond
+// consumer is one ring's claims and what the kernel was told of them.
+type consumer struct {
+	ring         *ring
+	claims       readers.Claims
+	producerPos  uint64 // producer position last loaded
+	publishedPos uint64 // consumer position the kernel has from us
+	batchBytes   uint64 // how much a loop reads between two visits to the mutex
+	err          error  // sticky: a corrupt ring stays corrupt
+}
+
+func newConsumer(rg *ring, pos uint64) consumer {
+	return consumer{
+		ring:         rg,
+		claims:       readers.NewClaims(pos),
+		producerPos:  pos,
+		publishedPos: pos,
+		batchBytes:   readers.BatchBytes(rg.size),
+	}
+}
+
+// publish tells the kernel the consumer position.
+func (c *consumer) publish() {
+	if pos := c.claims.ConsumerPos(); pos != c.publishedPos {
+		c.ring.publishConsumer(pos)
+		c.publishedPos = pos
+	}
+}
+
+// produced reports whether records lie past the claim position, loading
+// the producer position once the last is used up (a corrupt one: c.err).
+func (c *consumer) produced() bool {
+	if c.claims.Pos() == c.producerPos && c.err == nil {
+		producer, err := c.ring.loadProducer(c.claims.ConsumerPos())
+		if err != nil {
+			c.err = err
+			return false
+		}
+		c.producerPos = producer
+	}
+	return c.claims.Pos() != c.producerPos
+}
+
+// ready reports whether a claim could find records: returned ones, or
+// records produced since the last claim, which may have woken nobody.
+func (c *consumer) ready() bool {
+	return c.claims.HasReturned() || c.produced()
+}
+
+// readyRecord finds the committed, kept record at the claim position if
+// no claim is out (nothing is unpublished): ReadInto's and PeekInto's
+// common case, without claimOne's scan (BenchmarkRead mode=copy, peek).
+func (c *consumer) readyRecord() (pos, end uint64, length uint32, ok bool) {
+	pos = c.claims.Pos()
+	if !c.claims.Empty() || !c.produced() {
+		return 0, 0, 0, false
+	}
+	h := c.ring.headerAt(pos)
+	if h.busy() || h.discarded() || h.total() > c.producerPos-pos {
+		return 0, 0, 0, false
+	}
+	return pos, pos + h.total(), h.length(), true
+}
+
+// scan walks the records in [pos, end) to the first kept one (one), or
+// until budget bytes hold one, stopping before a busy record and at a
+// corrupt one (c.err); recPos and recLen name the last kept one.
+func (c *consumer) scan(pos, end, budget uint64, one bool) (next, recPos uint64, recLen uint32, found, busy bool) {
+	for next = pos; next < end; {
+		h := c.ring.headerAt(next)
+		if h.busy() {
+			return next, recPos, recLen, found, true
+		}
+		total := h.total()
+		if total > end-next {
+			c.err = c.ring.corrupt(next, end, h)
+			return next, recPos, recLen, found, false
+		}
+		if !h.discarded() {
+			recPos, recLen, found = next, h.length(), true
+		}
+		next += total
+		if found && (one || next-pos >= budget) {
+			break
+		}
+	}
+	return next, recPos, recLen, found, false
+}
+
+// claimOne claims the next kept record and the discarded ones before it,
+// held if hold, else consumed (copied under the mutex). busy: the next
+// record is being written.
+func (c *consumer) claimOne(hold bool) (cl claim, recPos uint64, recLen uint32, ok, busy bool) {
+	for r, some := c.claims.Returned(); some; r, some = c.claims.Returned() {
+		next, pos, length, found, busy := c.scan(r.Start, r.End, 0, true)
+		if next > r.Start {
+			cl = c.claims.Take(r.Start, next, hold && found)
+		}
+		if found {
+			return cl, pos, length, true, false
+		}
+		if next < r.End { // busy or corrupt
+			return claim{}, 0, 0, false, busy
+		}
+	}
+	if !c.produced() {
+		return claim{}, 0, 0, false, false
+	}
+	next, pos, length, found, busy := c.scan(c.claims.Pos(), c.producerPos, 0, true)
+	switch {
+	case !found:
+		c.claims.Skip(next) // discarded records before a busy one
+		return claim{}, 0, 0, false, busy
+	case hold:
+		cl = c.claims.Hold(next)
+	default:
+		cl = claim{Start: c.claims.Pos(), End: next}
+		c.claims.Skip(next)
+	}
+	return cl, pos, length, true, false
+}
+
+// claimBatch claims a returned claim whole, else what is produced: all of
+// it for a loop that reads alone, else up to batchBytes, a share.
+func (c *consumer) claimBatch(alone bool) (cl claim, ok, busy bool) {
+	if r, some := c.claims.Returned(); some {
+		return c.claims.Take(r.Start, r.End, true), true, false
+	}
+	if !c.produced() {
+		return claim{}, false, false
+	}
+	next := c.producerPos
+	if !alone {
+		start := c.claims.Pos()
+		next, _, _, _, busy = c.scan(start, next, c.batchBytes, false)
+		if next == start {
+			return claim{}, false, busy
+		}
+	}
+	return c.claims.Hold(next), true, false
+}

@@ -106,7 +106,7 @@ func FuzzRing(f *testing.F) {
 			}
 		}
 		if c := &r.consumers[0]; !c.claims.Empty() && c.err == nil {
-			t.Fatalf("claims left after every read returned: %s", &c.claims)
+			t.Fatalf("claims left after every read returned: %+v", c.claims)
 		}
 		r.Close()
 	})

@@ -13,10 +13,9 @@ import (
 )
 
 // mapping holds the two mmap'd regions of a kernel ring buffer: the
-// consumer page, and the producer page followed by the data area mapped
-// twice (see ring.go for the layout). A reader may write the first, a
-// writer (user ring buffers) the second; the kernel refuses a writable
-// mapping of the other side's.
+// consumer page, and the producer page and data area (ring.go). The
+// kernel lets only the consumer (a reader) write the first, only a user
+// ring buffer's producer (a writer) the second.
 type mapping struct {
 	consumerPage []byte
 	producerArea []byte
@@ -71,12 +70,9 @@ func (m *mapping) unmap() error {
 	return errors.Join(err1, err2)
 }
 
-// retire gives the ring back to the kernel but keeps its addresses valid:
-// the consumer page is unmapped, and the producer page and data area are
-// replaced, in one mmap with MAP_FIXED, by private anonymous memory. A
-// Submit racing with Close, or a stale reservation written after it, then
-// lands in memory nobody reads instead of faulting or reaching the map.
-// unmap frees the range later.
+// retire gives the ring back to the kernel, keeping its addresses valid:
+// the producer area is replaced (MAP_FIXED) by anonymous memory, where a
+// Submit racing with Close lands instead of faulting. unmap frees it.
 func (m *mapping) retire() error {
 	var err error
 	if m.consumerPage != nil {

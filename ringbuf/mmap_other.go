@@ -9,14 +9,13 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-// mapping stands in for the Linux mapping where ring buffers cannot be
-// mapped: NewReader fails before one is made.
+// mapping stands in for the Linux mapping: NewReader fails before one is
+// made.
 type mapping struct{}
 
 func mapRing(int, uint64, bool) (*mapping, *ring, error) {
 	return nil, nil, fmt.Errorf("mmap ring buffer on %s: %w", runtime.GOOS, ebpf.ErrNotSupported)
 }
 
-func (*mapping) unmap() error { return nil }
-
+func (*mapping) unmap() error  { return nil }
 func (*mapping) retire() error { return nil }

@@ -4,34 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"runtime"
 	"time"
 
 	"github.com/cilium/ebpf"
-
-	"github.com/ebpf-zc/ebpf/internal/epoll"
 )
 
-// MultiReader reads several ring buffer maps as one stream, as libbpf's
-// ring_buffer does with ring_buffer__add: tools that give each CPU a ring
-// of its own (so producers do not contend on one ring's lock) drain them
-// all through one epoll and one loop. Each ring is read with Reader's
-// contract: views valid until the loop body returns, each record yielded
-// once across concurrent loops, the kernel's consumer position of every
-// ring published before a loop waits, yields an error or ends.
-//
-// Rings with records are served in turns: in one turn a loop takes at
-// most one batch of min(size/8, 256 KiB) bytes (and the record that
-// crosses that bound) from each ring, so between two batches of a busy
-// ring every other ring with records gets one. Rings may differ in size.
-// Records from different rings come in no particular order.
+// MultiReader reads several ring buffer maps as one stream through one
+// epoll, as libbpf's ring_buffer does with ring_buffer__add (a ring per
+// CPU, say), each ring with Reader's contract. Rings with records take
+// turns, a batch each (see Batch); rings may differ in size, and records
+// of different rings come in no particular order.
 type MultiReader struct {
-	engine
+	*engine
 }
 
-// NewMultiReader reads the ring buffer maps given, at least one. A
-// record's Ring is its map's index in the list. A map given twice (also
-// as two handles of one map) is an error.
+// NewMultiReader reads the ring buffer maps given, at least one, each
+// once; a record's Ring is its map's index in the list.
 func NewMultiReader(maps ...*ebpf.Map) (*MultiReader, error) {
 	keys := make([]int, len(maps))
 	for i := range keys {
@@ -44,10 +32,9 @@ func NewMultiReader(maps ...*ebpf.Map) (*MultiReader, error) {
 	return mr, nil
 }
 
-// NewMultiReaderFromMapOfMaps reads every ring buffer held by an array or
-// hash of maps with 4-byte keys, as the program that writes to them sees
-// them when the reader starts. A record's Ring is its map's key. An entry
-// that is not a ring buffer, or a ring held by two entries, is an error.
+// NewMultiReaderFromMapOfMaps reads the ring buffers an array or hash of
+// maps with 4-byte keys holds when it starts, each once; a record's Ring
+// is its key.
 func NewMultiReaderFromMapOfMaps(outer *ebpf.Map) (*MultiReader, error) {
 	if outer == nil {
 		return nil, errors.New("ringbuf: nil map")
@@ -90,45 +77,22 @@ func NewMultiReaderFromMapOfMaps(outer *ebpf.Map) (*MultiReader, error) {
 	return mr, nil
 }
 
-func newMultiReader(maps []*ebpf.Map, keys []int) (_ *MultiReader, err error) {
+func newMultiReader(maps []*ebpf.Map, keys []int) (*MultiReader, error) {
 	if len(maps) == 0 {
 		return nil, errors.New("no ring buffers to read")
 	}
 	if err := distinctMaps(maps, keys); err != nil {
 		return nil, err
 	}
-	poller, err := epoll.New()
+	e, err := newEngine(maps, keys)
 	if err != nil {
 		return nil, err
 	}
-	res := &resources{poller: poller}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, res.free())
-		}
-	}()
-	rings := make([]*ring, 0, len(maps))
-	for i, m := range maps {
-		mapping, rg, err := mapRingMap(m)
-		if err != nil {
-			return nil, fmt.Errorf("ring %d: %w", keys[i], err)
-		}
-		res.mappings = append(res.mappings, mapping)
-		rings = append(rings, rg)
-		if err := poller.AddEdgeTriggered(m.FD()); err != nil {
-			return nil, fmt.Errorf("ring %d: %w", keys[i], err)
-		}
-	}
-	mr := &MultiReader{}
-	if err := mr.init(rings, keys, res); err != nil {
-		return nil, err
-	}
-	mr.core.Cleanup = runtime.AddCleanup(mr, func(res *resources) { res.free() }, res)
-	return mr, nil
+	return &MultiReader{e}, nil
 }
 
-// distinctMaps refuses a ring given twice, whatever the handle: it would
-// be read by two consumers, each record yielded twice.
+// distinctMaps refuses a ring given twice, by any handle: each record
+// would be yielded twice.
 func distinctMaps(maps []*ebpf.Map, keys []int) error {
 	seen := make(map[ebpf.MapID]int, len(maps))
 	for i, m := range maps {
@@ -157,16 +121,13 @@ func (mr *MultiReader) Rings() int { return len(mr.consumers) }
 // SetDeadline is Reader.SetDeadline for every ring at once.
 func (mr *MultiReader) SetDeadline(t time.Time) { mr.core.SetDeadline(t) }
 
-// Flush is Reader.Flush for every ring at once: loops in progress (or the
-// next one) return what the rings hold, then ErrFlushed.
+// Flush is Reader.Flush for every ring at once.
 func (mr *MultiReader) Flush() error { return mr.core.Flush() }
 
 // Close is Reader.Close for every ring at once.
 func (mr *MultiReader) Close() error { return mr.core.Close(nil) }
 
-// Records returns an iterator over the records of every ring, consumed in
-// place, with Reader.Records' contract; rec.Ring says where each came
-// from. Several goroutines may range over it at once.
+// Records is Reader.Records over every ring (Record.Ring).
 func (mr *MultiReader) Records() iter.Seq2[*Record, error] {
 	return mr.records
 }

@@ -10,13 +10,9 @@ func (r *Reader) Peek() (Record, error) {
 }
 
 // PeekInto sets rec to the next record without consuming it: RawSample
-// aliases the ring, read-only, with its capacity equal to its length. The
-// view is valid until Consume, also across Close. A peeked record belongs to the
-// peeking goroutine: Read and Records return the records after it. Peek,
-// PeekInto and Consume serve one goroutine at a time: PeekInto returns
-// ErrConcurrentPeek while another PeekInto is in progress or a peeked
-// record is not yet consumed. Like Read, PeekInto blocks until a record
-// arrives, the deadline passes, Flush or Close is called.
+// is a read-only view of the ring, its capacity its length, valid until
+// Consume, also across Close; Read and Records return the records after
+// it. One goroutine peeks at a time (ErrConcurrentPeek). It blocks as Read.
 func (r *Reader) PeekInto(rec *Record) error {
 	if r.copyOnly != nil {
 		return errCopyOnly
@@ -56,11 +52,8 @@ func (r *Reader) PeekInto(rec *Record) error {
 }
 
 // Consume consumes the peeked record and ends its view; when it returns,
-// the kernel knows the record's space is free. It returns ErrNotPeeked if
-// no record is peeked, ErrClosed if none is and the Reader is closed. A
-// view held across Close is consumed as usual, and then the ring is
-// unmapped: a record the caller has handled is not read again by the next
-// Reader of the map.
+// the kernel knows the record's space is free, also after Close. It
+// returns ErrNotPeeked if no record is peeked (ErrClosed once closed).
 func (r *Reader) Consume() error {
 	if r.copyOnly != nil {
 		return errCopyOnly

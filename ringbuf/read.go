@@ -2,18 +2,16 @@ package ringbuf
 
 import "github.com/ebpf-zc/ebpf/internal/readers"
 
-// Read returns the next record, copied: the bytes stay valid after later
-// reads and after Close. It blocks until a record arrives, the deadline
-// passes, Flush or Close is called.
+// Read returns the next record, copied. It blocks until a record arrives,
+// the deadline passes, Flush or Close is called.
 func (r *Reader) Read() (Record, error) {
 	var rec Record
 	err := r.ReadInto(&rec)
 	return rec, err
 }
 
-// ReadInto is like Read but copies into rec, reusing the capacity of
-// rec.RawSample, so a loop that reuses one Record does not allocate. When
-// it returns, the kernel knows the record's space is free.
+// ReadInto is Read into rec, reusing rec.RawSample's memory unless it is
+// a view; when it returns, the kernel knows the record's space is free.
 func (r *Reader) ReadInto(rec *Record) error {
 	if r.copyOnly != nil {
 		return r.readIntoUpstream(rec)
@@ -42,15 +40,14 @@ func (r *Reader) ReadInto(rec *Record) error {
 	copy(rec.RawSample, c.ring.sample(pos, length))
 	rec.Remaining = int(c.producerPos - end)
 	c.publish()
-	if r.core.Wait.Sleeping() && c.ready() {
+	if !r.core.Wait.Idle() && c.ready() {
 		r.core.Wait.Wake() // records behind this one woke nobody
 	}
 	return nil
 }
 
-// claimOneLocked claims the next kept record for Read or Peek, waiting for
-// one; with hold, the caller holds it until it releases it. pos is the
-// record's position: discarded records may lie between cl.Start and it.
+// claimOneLocked is consumer.claimOne, waiting for a record. pos is the
+// record's position (discarded records may lie between cl.Start and it).
 func (r *Reader) claimOneLocked(hold bool) (cl claim, pos uint64, length uint32, err error) {
 	c := &r.consumers[0]
 	err = r.core.ReadLocked(func() (ok, busy bool, err error) {

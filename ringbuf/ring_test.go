@@ -64,8 +64,8 @@ func (f *fakeRing) reader(tb testing.TB) (*Reader, error) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r, err := newReader(rg, &resources{poller: poller, mappings: []*mapping{{}}})
-	if err != nil {
+	r := &Reader{engine: &engine{}}
+	if err := r.init([]*ring{rg}, nil, &resources{poller: poller, mappings: []*mapping{{}}}); err != nil {
 		poller.Close()
 		return nil, err
 	}

@@ -38,16 +38,13 @@ func New() (*Poller, error) {
 	return p, nil
 }
 
-// AddEdgeTriggered registers fd for EPOLLIN, edge-triggered: Wait returns
-// once for each readiness notification the kernel sends for fd.
+// AddEdgeTriggered registers fd for EPOLLIN, edge-triggered.
 func (p *Poller) AddEdgeTriggered(fd int) error {
 	return p.add(fd, unix.EPOLLIN|unix.EPOLLET)
 }
 
-// AddEdgeTriggeredWritable registers fd for EPOLLOUT, edge-triggered:
-// Wait returns once for each wake-up the kernel sends for fd while it
-// reports room to write (a user ring buffer wakes its pollers after a
-// drain freed space).
+// AddEdgeTriggeredWritable registers fd for EPOLLOUT, edge-triggered (a
+// user ring buffer wakes its pollers after a drain freed space).
 func (p *Poller) AddEdgeTriggeredWritable(fd int) error {
 	return p.add(fd, unix.EPOLLOUT|unix.EPOLLET)
 }
@@ -61,23 +58,19 @@ func (p *Poller) add(fd int, events uint32) error {
 }
 
 // Wait blocks until a registered fd is ready, a wake-up is pending, or
-// timeout passes; a negative timeout waits forever. It returns
-// os.ErrDeadlineExceeded on timeout. An interrupted wait returns nil: the
-// caller re-checks its state anyway.
+// timeout passes (os.ErrDeadlineExceeded; negative: no limit). An
+// interrupted wait returns nil: the caller re-checks its state anyway.
 func (p *Poller) Wait(timeout time.Duration) error {
 	// Local, not a field: several goroutines may wait at once.
 	var events [2]unix.EpollEvent
 	n, err := p.wait(events[:], timeout)
-	if errors.Is(err, unix.EINTR) {
+	switch {
+	case errors.Is(err, unix.EINTR):
 		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if n == 0 && timeout >= 0 {
+	case err == nil && n == 0 && timeout >= 0:
 		return os.ErrDeadlineExceeded
 	}
-	return nil
+	return err
 }
 
 // noPwait2 is set once epoll_pwait2 (Linux 5.11) turns out to be missing.
@@ -91,10 +84,8 @@ type kernelTimespec struct {
 
 func (p *Poller) wait(events []unix.EpollEvent, timeout time.Duration) (int, error) {
 	if timeout >= 0 && !noPwait2.Load() {
-		// epoll_pwait2 takes a timespec: a 100 µs deadline stays 100 µs.
-		// It is a struct __kernel_timespec, 64-bit fields on every
-		// architecture (fs/eventpoll.c), where unix.Timespec has 32-bit
-		// ones on 386 and arm.
+		// epoll_pwait2 keeps a 100 µs deadline 100 µs. Its timespec has
+		// 64-bit fields everywhere (fs/eventpoll.c), unlike unix.Timespec.
 		ts := kernelTimespec{Sec: int64(timeout / time.Second), Nsec: int64(timeout % time.Second)}
 		n, _, errno := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(p.epollFd),
 			uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)),
@@ -109,8 +100,7 @@ func (p *Poller) wait(events []unix.EpollEvent, timeout time.Duration) (int, err
 	}
 	msec := -1
 	if timeout >= 0 {
-		// Round up: epoll_wait counts milliseconds, and returning early
-		// would make the caller wait again for the remainder.
+		// Round up, or the caller waits again for the remainder.
 		msec = int((timeout + time.Millisecond - 1) / time.Millisecond)
 	}
 	n, err := unix.EpollWait(p.epollFd, events, msec)

@@ -7,17 +7,11 @@ import (
 )
 
 // Waiter is where the goroutines of one reader wait for records: the rules
-// that end a wait (Close, Flush, the deadline) and the sleep itself. It is
-// guarded by its owner's mutex: every method runs with that mutex held,
-// and Sleep gives it up while it sleeps.
-//
-// One sleeper at a time waits in epoll; the others wait on a channel that
-// Wake closes. A wake-up is therefore state, re-checked under the mutex,
-// never a counter: the eventfd is written only for the goroutine in epoll
-// and read back by that goroutine alone, so it is consumed once however
-// many goroutines wait, and nobody spins on a wake-up left behind. When
-// the epoll sleeper returns it wakes the others, one of whom takes its
-// place once it finds nothing to read.
+// that end a wait (Close, Flush, the deadline) and the sleep itself. Every
+// method runs with its owner's mutex held; Sleep gives it up while it
+// sleeps. One sleeper waits in epoll, the others on a channel that Wake
+// closes: a wake-up is state re-checked under the mutex, and the eventfd
+// is read back by the goroutine it woke alone (docs/architecture.md).
 type Waiter struct {
 	mu      *sync.Mutex
 	poller  *Poller
@@ -36,22 +30,19 @@ type Waiter struct {
 	wake      chan struct{} // closed by Wake; made by the first sleeper after
 }
 
-// NewWaiter returns a Waiter that sleeps on poller, guarded by mu. A read
+// NewWaiter returns a Waiter that sleeps on poller, guarded by mu; a read
 // that Flush ends returns flushed.
 func NewWaiter(mu *sync.Mutex, poller *Poller, flushed error) *Waiter {
 	return &Waiter{mu: mu, poller: poller, flushed: flushed}
 }
 
-// Ticket is one read's or loop's place at a Waiter: the Flush calls it
-// has seen. A Flush covers the reads and loops in progress when it is
-// called, each by its own ticket, so one that reads again at once cannot
-// take a Flush meant for another.
+// Ticket is a read's place at a Waiter: the Flush calls it has seen, so
+// that one reading again at once cannot take a Flush meant for another.
 type Ticket struct {
 	flushesSeen uint64
 }
 
-// Begin counts a read or loop in progress, which Flush calls from now on
-// end, or returns os.ErrClosed.
+// Begin counts a read or loop in progress, or returns os.ErrClosed.
 func (w *Waiter) Begin(t *Ticket) error {
 	if w.closed {
 		return os.ErrClosed
@@ -61,11 +52,9 @@ func (w *Waiter) Begin(t *Ticket) error {
 	return nil
 }
 
-// End ends what Begin counted. A read that a Flush covered and that ends
-// without the flush error (it found records) hands the flush on to the
-// next read that finds nothing, as a Flush with nobody in progress does:
-// the reads of one goroutine end with the flush error once the records
-// are gone, as upstream's single reader does.
+// End ends what Begin counted. A read that a Flush covered and that found
+// records hands the flush on to the next read that finds nothing, as a
+// Flush with nobody in progress does (upstream's reader ends so).
 func (w *Waiter) End(t *Ticket) {
 	w.active--
 	if t.flushesSeen != w.flushes {
@@ -79,14 +68,11 @@ func (w *Waiter) Active() int { return w.active }
 // Closed reports whether Close was called.
 func (w *Waiter) Closed() bool { return w.closed }
 
-// Idle reports whether no goroutine sleeps: the poller may be closed.
+// Idle reports whether no goroutine sleeps (the poller may be closed).
 func (w *Waiter) Idle() bool { return !w.polling && w.sleepers == 0 }
 
-// Check is called by the read or loop holding t once it found nothing to
-// read. It returns how long the read may sleep (negative: no limit), or
-// the error that ends it: os.ErrClosed, the flush error (for a Flush
-// called since t began, or one that found nobody in progress),
-// os.ErrDeadlineExceeded.
+// Check is called by t's read once it found nothing. It returns how long
+// the read may sleep (negative: no limit), or the error that ends it.
 func (w *Waiter) Check(t *Ticket) (time.Duration, error) {
 	switch {
 	case w.closed:
@@ -104,8 +90,7 @@ func (w *Waiter) Check(t *Ticket) (time.Duration, error) {
 }
 
 // Sleep gives up the mutex until a record may have arrived, Wake is
-// called, or timeout passes (negative: no limit). The caller re-checks
-// everything afterwards: Sleep says nothing about why it returned.
+// called, or timeout passes (negative: no limit); the caller re-checks why.
 func (w *Waiter) Sleep(timeout time.Duration) {
 	if timeout < 0 {
 		w.unbounded++
@@ -161,13 +146,8 @@ func (w *Waiter) wakeSleepers() {
 	}
 }
 
-// Sleeping reports whether any goroutine sleeps, so that a caller that
-// made records available to others wakes them only when someone waits.
-func (w *Waiter) Sleeping() bool { return w.polling || w.sleepers > 0 }
-
-// WakeUnbounded wakes the sleepers only if one sleeps with no time limit,
-// so that it chooses its limit again: the owner calls it when a sleep
-// that had none should now have one.
+// WakeUnbounded wakes the sleepers if one sleeps with no time limit, so
+// that it chooses its limit again.
 func (w *Waiter) WakeUnbounded() {
 	if w.unbounded > 0 {
 		w.Wake()
@@ -181,8 +161,8 @@ func (w *Waiter) SetDeadline(t time.Time) {
 	w.Wake()
 }
 
-// Flush makes every read and loop in progress, or with none the next one,
-// end its wait with the flush error once it finds nothing to read.
+// Flush makes every read and loop in progress, or with none the next,
+// end with the flush error once it finds nothing to read.
 func (w *Waiter) Flush() error {
 	if w.closed {
 		return os.ErrClosed
@@ -195,7 +175,7 @@ func (w *Waiter) Flush() error {
 	return nil
 }
 
-// Close makes every wait end with os.ErrClosed. The owner frees the
+// Close makes every wait end with os.ErrClosed; the owner frees the
 // poller once Idle.
 func (w *Waiter) Close() {
 	w.closed = true

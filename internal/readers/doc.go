@@ -1,4 +1,5 @@
 // Package readers holds what the readers of ringbuf and perf share beyond
-// the kernel's layout of their buffers: the rules every read style of
-// both follows, written once.
+// their buffers' layout, written once: the claims on a buffer's records
+// (Claims) and the engine that claims, waits, publishes and closes
+// (Engine). docs/architecture.md tells how they fit.
 package readers

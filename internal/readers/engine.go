@@ -6,49 +6,40 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/ebpf-zc/ebpf/internal/epoll"
 )
 
-// Buffers is what an Engine knows of its reader's buffers (the rings of a
-// ring buffer reader, the CPUs of a perf reader), each by its index. The
-// engine calls it per batch and per wait, never per record.
+// Buffers is an Engine's view of its reader's buffers, by index, used per
+// batch and per wait: Publish tells the kernel buffer i's consumer
+// position, Ready whether a claim could find records there, Err its
+// sticky error.
 type Buffers interface {
 	Len() int
-	// Publish tells the kernel buffer i's consumer position.
 	Publish(i int)
-	// Ready reports whether a claim could find records in buffer i:
-	// returned ones, or records produced since the last claim, which may
-	// have woken nobody.
 	Ready(i int) bool
-	// Err returns the sticky error of a buffer that cannot be read on
-	// (corrupt), naming the buffer.
 	Err(i int) error
-	// Pinned reports whether a claim held on buffer i keeps the kernel's
-	// consumer position back.
-	Pinned(i int) bool
 }
 
-// Engine is the part of a reader that does not depend on its buffers'
-// layout: one mutex over everything, the waiter of every read and loop,
-// the count of claims read outside the mutex, and the resources, freed
-// once the engine is closed and nobody uses them.
+// Engine is a reader but its buffers' layout: one mutex, the waiter, the
+// claims read outside the mutex, and the resources.
 type Engine struct {
 	Mu      sync.Mutex
 	Wait    *epoll.Waiter
 	Cleanup runtime.Cleanup // frees the resources of a reader nobody closed
+	Turn    int             // the buffer the next claim looks at first
 
 	buffers    Buffers
 	free       func() error
 	pinnedPoll time.Duration
-	users      int  // claims read outside Mu: loop bodies, a peek view
+	users      int  // claims read outside Mu: loop bodies, a peek view, a lease
 	released   bool // resources freed
 }
 
 // Init starts the engine. flushed is the reader's ErrFlushed; free frees
-// its resources. pinnedPoll bounds a wait while a claim pins a consumer
-// position, for buffers whose kernel wakes a reader only for records at
-// the position it knows (zero: no bound).
+// its resources; pinnedPoll bounds a wait while a claim is held (zero:
+// none), for a kernel that wakes only a reader that caught up.
 func (e *Engine) Init(buffers Buffers, poller *epoll.Poller, flushed error, free func() error, pinnedPoll time.Duration) {
 	e.buffers, e.free, e.pinnedPoll = buffers, free, pinnedPoll
 	e.Wait = epoll.NewWaiter(&e.Mu, poller, flushed)
@@ -57,8 +48,7 @@ func (e *Engine) Init(buffers Buffers, poller *epoll.Poller, flushed error, free
 // Released reports whether the resources were freed: the mappings are gone.
 func (e *Engine) Released() bool { return e.released }
 
-// PublishAllLocked tells the kernel every buffer's consumer position.
-func (e *Engine) PublishAllLocked() {
+func (e *Engine) publishAllLocked() {
 	if e.released {
 		return
 	}
@@ -73,27 +63,24 @@ type WaitState struct {
 	busyWaits int
 }
 
-// Begin starts a loop: a read in progress for the waiter until EndLoop.
+// Begin starts a loop: a read in progress for the waiter until EndLoopLocked.
 func (e *Engine) Begin(op *WaitState) error {
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
 	return e.Wait.Begin(&op.Ticket)
 }
 
-// EndLoopLocked ends what Begin started, once the loop gave its claim
-// back: what it consumed is published, and the resources of a closed
-// engine are freed if nobody else uses them.
+// EndLoopLocked ends what Begin started, once the loop gave its claims
+// back: it publishes, and frees a closed engine's resources if unused.
 func (e *Engine) EndLoopLocked(op *WaitState) {
 	e.Wait.End(&op.Ticket)
-	e.PublishAllLocked()
+	e.publishAllLocked()
 	e.ReleaseLocked()
 }
 
 // ClaimLocked runs claim until it claims something or fails, waiting in
-// between: the loop of every read and batch, for a read or loop that
-// began op. claim reports busy when a producer is still writing the next
-// record; stalled says so before the first claim (a batch that stopped at
-// such a record), so that the first thing is a back-off.
+// between. claim reports busy when a producer still writes the next
+// record; stalled says so before the first claim, to back off first.
 func (e *Engine) ClaimLocked(op *WaitState, stalled bool, claim func() (ok, busy bool, err error)) error {
 	for {
 		if e.Wait.Closed() {
@@ -113,8 +100,7 @@ func (e *Engine) ClaimLocked(op *WaitState, stalled bool, claim func() (ok, busy
 	}
 }
 
-// ReadLocked is ClaimLocked for one read: a wait of its own, begun and
-// ended around it.
+// ReadLocked is ClaimLocked for one read, begun and ended around it.
 func (e *Engine) ReadLocked(claim func() (ok, busy bool, err error)) error {
 	var op WaitState
 	if err := e.Wait.Begin(&op.Ticket); err != nil {
@@ -125,13 +111,11 @@ func (e *Engine) ReadLocked(claim func() (ok, busy bool, err error)) error {
 }
 
 // WaitLocked is called with nothing to claim. It publishes every buffer,
-// then returns the error that ends the read (os.ErrClosed, the flush
-// error, os.ErrDeadlineExceeded, a corrupt buffer) or sleeps until
-// records may be there; nil means look again. With busy, a producer is
-// still writing the next record, which may wake nobody: it backs off
-// instead of sleeping.
+// then returns the error that ends the read (closed, flushed, deadline, a
+// corrupt buffer) or sleeps until records may be there: nil, look again.
+// With busy (a record being written, which may wake nobody) it backs off.
 func (e *Engine) WaitLocked(op *WaitState, busy bool) error {
-	e.PublishAllLocked()
+	e.publishAllLocked()
 	timeout, err := e.Wait.Check(&op.Ticket)
 	if err != nil {
 		return err
@@ -148,7 +132,6 @@ func (e *Engine) WaitLocked(op *WaitState, busy bool) error {
 		return nil
 	}
 	op.busyWaits = 0
-	pinned := false
 	for i := range e.buffers.Len() {
 		if e.buffers.Ready(i) {
 			return nil // produced since the last claim: it may have woken nobody
@@ -156,9 +139,9 @@ func (e *Engine) WaitLocked(op *WaitState, busy bool) error {
 		if err := e.buffers.Err(i); err != nil {
 			return err
 		}
-		pinned = pinned || e.buffers.Pinned(i)
 	}
-	if pinned && e.pinnedPoll > 0 && (timeout < 0 || timeout > e.pinnedPoll) {
+	// With no records returned, a held claim is one read outside Mu.
+	if e.users > 0 && e.pinnedPoll > 0 && (timeout < 0 || timeout > e.pinnedPoll) {
 		timeout = e.pinnedPoll
 	}
 	e.Wait.Sleep(timeout)
@@ -168,11 +151,8 @@ func (e *Engine) WaitLocked(op *WaitState, busy bool) error {
 	return nil
 }
 
-// busyBackoff is how long to wait the n-th time in a row for a record a
-// producer is still writing (between reserve and submit; it may wake
-// nobody, with BPF_RB_NO_WAKEUP): 0, for a yield, the first eight times,
-// then doubling from 2 µs up to a millisecond, never past timeout (if not
-// negative).
+// busyBackoff is the n-th wait in a row for a record being written: a
+// yield (0) eight times, then 2 µs doubling to 1 ms, at most timeout.
 func busyBackoff(n int, timeout time.Duration) time.Duration {
 	if n <= 8 {
 		return 0
@@ -184,9 +164,8 @@ func busyBackoff(n int, timeout time.Duration) time.Duration {
 	return d
 }
 
-// ClaimedLocked is called after a claim that a caller reads outside Mu:
-// the resources stay until it is released, and a consumer position it
-// pins makes a sleeper with no time limit take one.
+// ClaimedLocked is called after a claim read outside Mu: the resources
+// stay until it is released; a sleeper with no limit takes pinnedPoll's.
 func (e *Engine) ClaimedLocked() {
 	e.users++
 	if e.pinnedPoll > 0 {
@@ -194,18 +173,52 @@ func (e *Engine) ClaimedLocked() {
 	}
 }
 
+// ClaimTurnLocked runs claim on the buffers from Turn on until one claims
+// (alone: no other read is in progress). A loop's batch is held (read
+// outside Mu) and the next starts past it; a read stays while it can.
+func (e *Engine) ClaimTurnLocked(hold bool, claim func(i int, alone bool) (ok, busy bool, err error)) (ok, busy bool, err error) {
+	alone := e.Wait.Active() == 1
+	n := e.buffers.Len()
+	for k := range n {
+		i := (e.Turn + k) % n
+		ok, bufBusy, err := claim(i, alone)
+		if err != nil {
+			return false, false, err
+		}
+		if ok {
+			e.Turn = i
+			if hold {
+				e.Turn++
+				e.ClaimedLocked()
+			}
+			return true, false, nil
+		}
+		busy = busy || bufBusy
+	}
+	return false, busy, nil
+}
+
+// EndClaimLocked ends held claim cl on buffer i, read below upTo: the rest
+// goes back, and the position is published.
+func (e *Engine) EndClaimLocked(i int, claims *Claims, cl Claim, upTo uint64) {
+	gaveBack := claims.Release(cl, upTo)
+	if !e.released {
+		e.buffers.Publish(i)
+	}
+	e.ReleasedLocked(i, gaveBack)
+}
+
 // ReleasedLocked is called after a claim on buffer i ended: records given
-// back, or produced behind the claim (which may have woken nobody), go to
-// whoever sleeps.
+// back, or produced behind it (waking nobody), go to whoever sleeps.
 func (e *Engine) ReleasedLocked(i int, gaveBack bool) {
 	e.users--
-	if e.Wait.Sleeping() && (gaveBack || e.buffers.Ready(i)) {
+	if !e.Wait.Idle() && (gaveBack || e.buffers.Ready(i)) {
 		e.Wait.Wake()
 	}
 }
 
-// ReleaseLocked frees the resources of a closed engine once nobody uses
-// them: no claim is read outside Mu, nobody sleeps.
+// ReleaseLocked frees the resources of a closed engine once no claim is
+// read outside Mu and nobody sleeps.
 func (e *Engine) ReleaseLocked() error {
 	if !e.Wait.Closed() || e.released || e.users > 0 || !e.Wait.Idle() {
 		return nil
@@ -214,32 +227,29 @@ func (e *Engine) ReleaseLocked() error {
 	return e.free()
 }
 
-// SetDeadline, Flush and Close are the public methods of every reader.
-
-// SetDeadline sets when waits end with os.ErrDeadlineExceeded.
+// SetDeadline is every reader's SetDeadline.
 func (e *Engine) SetDeadline(t time.Time) {
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
 	e.Wait.SetDeadline(t)
 }
 
-// Flush ends the waits in progress with the flush error (epoll.Waiter).
+// Flush is every reader's Flush (epoll.Waiter.Flush).
 func (e *Engine) Flush() error {
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
 	return e.Wait.Flush()
 }
 
-// Close publishes what was consumed, runs stop (nil: nothing to stop),
-// ends every wait with os.ErrClosed, and frees the resources once nobody
-// uses them. A second Close does nothing.
+// Close publishes, runs stop (if not nil), ends every wait with
+// os.ErrClosed and frees the resources once unused; again, it does nothing.
 func (e *Engine) Close(stop func() error) error {
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
 	if e.Wait.Closed() {
 		return nil
 	}
-	e.PublishAllLocked()
+	e.publishAllLocked()
 	var err error
 	if stop != nil {
 		err = stop()
@@ -247,4 +257,65 @@ func (e *Engine) Close(stop func() error) error {
 	e.Wait.Close()
 	e.Cleanup.Stop()
 	return errors.Join(err, e.ReleaseLocked())
+}
+
+// Batcher is one loop's batch, called with Mu held once per batch: Finish
+// ends the batch held, if any (stalled: it read nothing before a record
+// being written), Claim claims the next, as claim in ClaimLocked.
+type Batcher interface {
+	Finish() (stalled bool)
+	Claim() (ok, busy bool, err error)
+}
+
+// Loop is every iterator's loop: it claims a batch, waiting as a read
+// does, and calls body (without Mu) until it returns false, or once with
+// the error that ended the wait. However it stops, the batch is finished.
+func (e *Engine) Loop(b Batcher, body func(err error) bool) {
+	var op WaitState
+	if err := e.Begin(&op); err != nil {
+		body(err)
+		return
+	}
+	defer e.endLoop(b, &op)
+	for {
+		if err := e.nextBatch(b, &op); err != nil {
+			body(err)
+			return
+		}
+		if !body(nil) {
+			return
+		}
+	}
+}
+
+func (e *Engine) nextBatch(b Batcher, op *WaitState) error {
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
+	return e.ClaimLocked(op, b.Finish(), b.Claim)
+}
+
+func (e *Engine) endLoop(b Batcher, op *WaitState) {
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
+	b.Finish()
+	e.EndLoopLocked(op)
+}
+
+// CopyDestination returns where a copy of n bytes goes: dst if it holds
+// them and does not overlap area, the mapping of the views, else new memory.
+func CopyDestination(dst []byte, n int, area []byte) []byte {
+	if n > cap(dst) || Overlaps(dst, area) {
+		return make([]byte, n)
+	}
+	return dst[:n]
+}
+
+// Overlaps reports whether b, up to its capacity, overlaps area.
+func Overlaps(b, area []byte) bool {
+	if cap(b) == 0 || len(area) == 0 {
+		return false
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	areaStart := uintptr(unsafe.Pointer(unsafe.SliceData(area)))
+	return start < areaStart+uintptr(len(area)) && areaStart < start+uintptr(cap(b))
 }
