@@ -17,7 +17,8 @@ import (
 type engine struct {
 	core      readers.Engine
 	consumers []consumer
-	keys      []int // Record.Ring of each consumer's ring (MultiReader); nil for a Reader
+	keys      []int    // Record.Ring of each consumer's ring (MultiReader); nil for a Reader
+	peek      peekView // the Reader's (peek.go)
 }
 
 type (
@@ -25,7 +26,10 @@ type (
 	waitState = readers.WaitState
 )
 
-// resources are what an engine holds outside Go's heap.
+// resources are what an engine holds outside Go's heap. free runs once
+// the engine is closed and idle; it keeps the consumer pages' addresses
+// (mapping.retire), which release, run when Go collects the
+// engine, unmaps.
 type resources struct {
 	poller   *epoll.Poller
 	mappings []*mapping
@@ -36,6 +40,14 @@ func (res *resources) free() error {
 	if res.poller != nil {
 		err, res.poller = res.poller.Close(), nil
 	}
+	for _, m := range res.mappings {
+		err = errors.Join(err, m.retire(false))
+	}
+	return err
+}
+
+func (res *resources) release() error {
+	err := res.free()
 	for _, m := range res.mappings {
 		err = errors.Join(err, m.unmap())
 	}
@@ -48,7 +60,7 @@ func newEngine(maps []*ebpf.Map, keys []int) (_ *engine, err error) {
 	e, res := &engine{keys: keys}, &resources{}
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, res.free())
+			err = errors.Join(err, res.release())
 		}
 	}()
 	rings := make([]*ring, len(maps))
@@ -72,7 +84,8 @@ func newEngine(maps []*ebpf.Map, keys []int) (_ *engine, err error) {
 	}
 	// On the engine, not the reader: a loop holds the engine through the
 	// method value Records returns, after the caller dropped the reader.
-	e.core.Cleanup = runtime.AddCleanup(e, func(res *resources) { res.free() }, res)
+	// Not core.Cleanup, which Close stops: the consumer pages outlive Close.
+	runtime.AddCleanup(e, func(res *resources) { res.release() }, res)
 	return e, nil
 }
 
@@ -115,7 +128,7 @@ const heldClaimPoll = time.Millisecond
 type engineBuffers engine
 
 func (b *engineBuffers) Len() int         { return len(b.consumers) }
-func (b *engineBuffers) Publish(i int)    { b.consumers[i].publish() }
+func (b *engineBuffers) Publish(i int)    { (*engine)(b).publishLocked(i) }
 func (b *engineBuffers) Ready(i int) bool { return b.consumers[i].ready() }
 func (b *engineBuffers) Err(i int) error  { return (*engine)(b).ringErr(i, b.consumers[i].err) }
 
@@ -159,7 +172,9 @@ func (c *consumer) publish() {
 // the producer position once the last is used up (a corrupt one: c.err).
 func (c *consumer) produced() bool {
 	if c.claims.Pos() == c.producerPos && c.err == nil {
-		producer, err := c.ring.loadProducer(c.claims.ConsumerPos())
+		// Against the kernel's consumer position: a fast Consume publishes
+		// before the view it ends is settled, or listed again (peek.go).
+		producer, err := c.ring.loadProducer(c.ring.consumerPos.load(c.claims.ConsumerPos()))
 		if err != nil {
 			c.err = err
 			return false

@@ -70,20 +70,26 @@ func (m *mapping) unmap() error {
 	return errors.Join(err1, err2)
 }
 
-// retire gives the ring back to the kernel, keeping its addresses valid:
-// the producer area is replaced (MAP_FIXED) by anonymous memory, where a
-// Submit racing with Close lands instead of faulting. unmap frees it.
-func (m *mapping) retire() error {
-	var err error
-	if m.consumerPage != nil {
-		err = unix.Munmap(m.consumerPage)
-		m.consumerPage = nil
+// retire gives the ring back to the kernel but keeps the addresses of the
+// side this process writes (the producer's with producer, else the
+// consumer page) valid, as private anonymous memory, until unmap: a store
+// racing with Close (a Submit; a Consume of a fast view, peek.go) lands
+// there instead of faulting or reaching the map. The other side goes.
+func (m *mapping) retire(producer bool) error {
+	kept, dropped := &m.consumerPage, &m.producerArea
+	if producer {
+		kept, dropped = dropped, kept
 	}
-	if m.producerArea != nil {
-		_, errFixed := unix.MmapPtr(-1, 0, unsafe.Pointer(&m.producerArea[0]), uintptr(len(m.producerArea)),
+	var err error
+	if *dropped != nil {
+		err = unix.Munmap(*dropped)
+		*dropped = nil
+	}
+	if *kept != nil {
+		_, errFixed := unix.MmapPtr(-1, 0, unsafe.Pointer(&(*kept)[0]), uintptr(len(*kept)),
 			unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED|unix.MAP_NORESERVE)
 		if errFixed != nil {
-			err = fmt.Errorf("replace the data area with anonymous memory: %w", errFixed)
+			err = errors.Join(err, fmt.Errorf("replace the mapping with anonymous memory: %w", errFixed))
 		}
 	}
 	return err

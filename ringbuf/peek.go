@@ -1,6 +1,39 @@
 package ringbuf
 
-import "fmt"
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// peekView is the Reader's peeked view, under the engine's mutex but for
+// lease and ended (docs/architecture.md, "The fast Consume"). A view of
+// the record at the consumer position the kernel holds, taken with no
+// other claim out, is fast: it is not listed in the claims, and Consume
+// ends it without the mutex, publishing its end and then counting it in
+// ended with one compare-and-swap; the next holder of the mutex settles
+// it. A holder that cannot wait (Close, a publish of records after the
+// view) takes it over with a compare-and-swap of its own: the view is then
+// listed as a held claim, and Consume, finding ended moved, ends it under
+// the mutex.
+type peekView struct {
+	peeking bool // a PeekInto is in progress, or its view is held
+	held    bool // PeekInto handed out a view not yet consumed
+	fast    bool // held, unlisted, and Consume may end it without the mutex
+	claim   claim
+	ticket  uint64 // ended when the fast view was handed out
+
+	lease lease // the peeking goroutine's: PeekInto writes it, Consume reads it
+	// ended counts fast views: +1 when Consume ends one, +2 when the mutex
+	// takes one over. It only grows, so a stale lease never matches.
+	ended atomic.Uint64
+}
+
+// lease is what Consume needs to end a fast view without the mutex.
+type lease struct {
+	fast   bool
+	ticket uint64
+	end    uint64
+}
 
 // Peek returns the next record without consuming it. See PeekInto.
 func (r *Reader) Peek() (Record, error) {
@@ -19,10 +52,21 @@ func (r *Reader) PeekInto(rec *Record) error {
 	}
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
-	if r.peeking {
-		return fmt.Errorf("ringbuf: %w", ErrConcurrentPeek)
-	}
+	v := &r.peek
 	c := &r.consumers[0]
+	// The common case, a fast view consumed and nothing read since, is
+	// settled inline, and its user passes to the next view.
+	passUser := false
+	if v.peeking {
+		switch {
+		case v.fast && v.ended.Load() == v.ticket+1 && c.claims.Pos() == v.claim.End:
+			v.peeking, v.held, v.fast = false, false, false
+			c.publishedPos = v.claim.End
+			passUser = true
+		case !(v.fast && r.settlePeekLocked(false)):
+			return fmt.Errorf("ringbuf: %w", ErrConcurrentPeek)
+		}
+	}
 	var (
 		cl       claim
 		pos, end uint64
@@ -32,20 +76,32 @@ func (r *Reader) PeekInto(rec *Record) error {
 	if !r.core.Wait.Closed() {
 		pos, end, length, ok = c.readyRecord()
 	}
-	if ok {
-		cl = c.claims.Hold(end) // no claim was out: nothing to publish
-		r.core.ClaimedLocked()
-	} else {
-		r.peeking = true // while claimOneLocked waits without the mutex
+	fast := ok && c.publishedPos == pos
+	if passUser && !ok {
+		r.core.ReleasedLocked(0, false) // before claimOneLocked waits, or fails
+	}
+	switch {
+	case fast:
+		c.claims.Skip(end)
+		cl = claim{Start: pos, End: end}
+		v.ticket = v.ended.Load()
+	case ok:
+		cl = c.claims.Hold(end)
+	default:
+		v.peeking = true // while claimOneLocked waits without the mutex
 		var err error
-		cl, pos, length, err = r.claimOneLocked(true)
+		cl, pos, length, err = r.claimOneLocked(true) // counts its user
 		if err != nil {
-			r.peeking = false
+			v.peeking = false
 			return err
 		}
 		c.publish() // discarded records skipped on the way
 	}
-	r.peeking, r.viewHeld, r.peeked = true, true, cl
+	if ok && !passUser {
+		r.core.ClaimedLocked()
+	}
+	v.peeking, v.held, v.fast, v.claim = true, true, fast, cl
+	v.lease = lease{fast: fast, ticket: v.ticket, end: cl.End}
 	rec.RawSample = c.ring.sample(pos, length)
 	rec.Remaining = int(c.producerPos - cl.End)
 	return nil
@@ -58,18 +114,86 @@ func (r *Reader) Consume() error {
 	if r.copyOnly != nil {
 		return errCopyOnly
 	}
+	v := &r.peek
+	if l := v.lease; l.fast {
+		// The view counts as a user: the engine frees nothing until this
+		// compare-and-swap, or a takeover, ends it.
+		v.lease.fast = false
+		r.consumers[0].ring.publishConsumer(l.end)
+		if v.ended.CompareAndSwap(l.ticket, l.ticket+1) {
+			return nil
+		}
+		// Taken over: ended under the mutex.
+	}
+	return r.consumeLocked()
+}
+
+// consumeLocked is Consume under the mutex: for a view that is not fast,
+// or was taken over. Apart, so that Consume's fast path sets up no defer.
+func (r *Reader) consumeLocked() error {
+	v := &r.peek
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
-	if !r.viewHeld {
+	if !r.settlePeekLocked(false) {
+		// Fast and held: its lease was spent by a Consume still running.
+		return fmt.Errorf("ringbuf: %w: another Consume is ending the view", ErrNotPeeked)
+	}
+	if !v.held {
 		if r.core.Wait.Closed() {
 			return ErrClosed
 		}
 		return ErrNotPeeked
 	}
-	r.viewHeld, r.peeking = false, false
+	v.held, v.peeking = false, false
 	c := &r.consumers[0]
-	gaveBack := c.claims.Release(r.peeked, r.peeked.End)
+	gaveBack := c.claims.Release(v.claim, v.claim.End)
 	c.publish()
 	r.core.ReleasedLocked(0, gaveBack)
 	return r.core.ReleaseLocked()
+}
+
+// settlePeekLocked reports whether no fast view is out. A fast view that
+// Consume ended is settled; with takeOver, one still held is listed as a
+// held claim, for Consume to end under the mutex.
+func (e *engine) settlePeekLocked(takeOver bool) bool {
+	v := &e.peek
+	if !v.fast {
+		return true
+	}
+	c := &e.consumers[0]
+	if v.ended.Load() != v.ticket+1 {
+		if !takeOver {
+			return false
+		}
+		if v.ended.CompareAndSwap(v.ticket, v.ticket+2) {
+			v.fast = false
+			c.claims.Restore(v.claim)
+			return true
+		}
+		// Consume ended it meanwhile: only its compare-and-swap moves ended.
+	}
+	v.peeking, v.held, v.fast = false, false, false
+	c.publishedPos = v.claim.End // Consume published it
+	e.core.ReleasedLocked(0, false)
+	c.publish()
+	return true
+}
+
+// publishLocked tells the kernel ring i's consumer position, unless a
+// fast view holds it: one with records after it that could be published
+// is taken over, so that its Consume publishes them.
+func (e *engine) publishLocked(i int) {
+	if i == 0 && e.peek.fast {
+		e.publishPastPeekLocked()
+		return
+	}
+	e.consumers[i].publish()
+}
+
+// publishPastPeekLocked is publishLocked for ring 0 while a fast view is out.
+func (e *engine) publishPastPeekLocked() {
+	c := &e.consumers[0]
+	if e.settlePeekLocked(c.claims.Pos() != e.peek.claim.End || !c.claims.Empty()) {
+		c.publish()
+	}
 }

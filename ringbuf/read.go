@@ -39,7 +39,11 @@ func (r *Reader) ReadInto(rec *Record) error {
 	rec.RawSample = readers.CopyDestination(rec.RawSample, int(length), c.ring.mapped())
 	copy(rec.RawSample, c.ring.sample(pos, length))
 	rec.Remaining = int(c.producerPos - end)
-	c.publish()
+	if r.peek.fast {
+		r.publishPastPeekLocked()
+	} else {
+		c.publish()
+	}
 	if !r.core.Wait.Idle() && c.ready() {
 		r.core.Wait.Wake() // records behind this one woke nobody
 	}

@@ -52,10 +52,7 @@ type Record struct {
 // from any goroutine at any time. One Reader per map at a time. On Windows
 // it has the copy API only (see the package doc).
 type Reader struct {
-	*engine        // by pointer, so that Reader stays comparable, as upstream's
-	peeking  bool  // a PeekInto is in progress, or its view is held
-	viewHeld bool  // PeekInto handed out a view not yet consumed
-	peeked   claim // the held view's claim
+	*engine // by pointer, so that Reader stays comparable, as upstream's
 
 	copyOnly *upstream.Reader // a WindowsRingBuf map's reader (upstream.go); nil for a mapped ring
 }
@@ -107,6 +104,9 @@ func (r *Reader) AvailableBytes() int {
 	}
 	c := &r.consumers[0]
 	consumed := c.claims.ConsumerPos()
+	if !r.settlePeekLocked(false) {
+		consumed = r.peek.claim.Start // a fast view, unlisted, is held
+	}
 	producer := c.ring.producerPos.load(consumed)
 	if producer < consumed {
 		return 0
@@ -146,5 +146,10 @@ func (r *Reader) Close() error {
 	if r.copyOnly != nil {
 		return r.copyOnly.Close()
 	}
-	return r.core.Close(nil)
+	// A fast view still held becomes the mutex's, so that its Consume
+	// frees the resources.
+	return r.core.Close(func() error {
+		r.settlePeekLocked(true)
+		return nil
+	})
 }

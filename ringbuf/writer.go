@@ -365,7 +365,7 @@ func (w *Writer) Close() error {
 	w.closed.Store(true)
 	w.discardOutstandingLocked()
 	w.wait.Close()
-	err := w.res.mapping.retire()
+	err := w.res.mapping.retire(true)
 	return errors.Join(err, w.releaseLocked())
 }
 

@@ -60,6 +60,12 @@ func (l *Claims) Hold(end uint64) Claim {
 	return c
 }
 
+// Restore lists c as held: a claim handed out unlisted (a fast peek view
+// taken over), below every listed one.
+func (l *Claims) Restore(c Claim) {
+	l.items = slices.Insert(l.items, 0, item{Claim: c})
+}
+
 // Returned returns the oldest claim given back, if any.
 func (l *Claims) Returned() (Claim, bool) {
 	if l.returned == 0 {
