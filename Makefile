@@ -132,6 +132,9 @@ bench-tables: tools
 	@echo; echo "== user ring buffer writer: Reserve/Submit and Write against libbpf, two goroutines against one"
 	$(BENCHSTAT) -filter '.name:Write .unit:Mrec/s' -row /size -col '/mode@(libbpf reserve write)' $(IN)
 	$(BENCHSTAT) -filter '.name:Write .unit:Mrec/s' -row /size -col '/mode@(reserve reserve-x2)' $(IN)
+	@echo; echo "== the writer's own cost, the kernel's drain left out (write-ns/rec: lower is better)"
+	$(BENCHSTAT) -filter '.name:Write .unit:write-ns/rec' -row /size -col '/mode@(libbpf reserve write)' $(IN)
+	$(BENCHSTAT) -filter '.name:Write .unit:write-ns/rec' -row /size -col '/mode@(reserve reserve-x2)' $(IN)
 	@echo; echo "== allocations (-benchmem); benchstat's tables of them would be all zero"
 	@awk '/^Benchmark/ { for (i = 3; i < NF; i++) if ($$(i+1) == "allocs/op") { n++; if ($$i != 0) { bad++; print "allocates:", $$0 } } } \
 		END { if (bad) exit 1; print n " results, 0 allocs/op in every one" }' $(IN)
