@@ -39,6 +39,8 @@ func (r *Reader) ReadInto(rec *Record) error {
 	rec.RawSample = readers.CopyDestination(rec.RawSample, int(length), c.ring.mapped())
 	copy(rec.RawSample, c.ring.sample(pos, length))
 	rec.Remaining = int(c.producerPos - end)
+	// publishLocked(0), written out: it is too large to inline, and
+	// ReadInto would pay a call a record for the rare fast view.
 	if r.peek.fast {
 		r.publishPastPeekLocked()
 	} else {
