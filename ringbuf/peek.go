@@ -51,42 +51,64 @@ func (r *Reader) PeekInto(rec *Record) error {
 		return errCopyOnly
 	}
 	r.core.Mu.Lock()
+	if r.peekNextLocked(rec) {
+		r.core.Mu.Unlock()
+		return nil
+	}
+	return r.peekLocked(rec)
+}
+
+// peekNextLocked is PeekInto's common case: Consume ended a fast view,
+// nothing was read since, and the next record is ready. It becomes the
+// next fast view, and the view's user passes to it. Apart and without
+// defer: measured faster than the same lines in peekLocked.
+func (r *Reader) peekNextLocked(rec *Record) bool {
+	v := &r.peek
+	c := &r.consumers[0]
+	if !v.fast || v.ended.Load() != v.ticket+1 || c.claims.Pos() != v.claim.End || r.core.Wait.Closed() {
+		return false
+	}
+	pos, h, ok := c.readyRecord()
+	if !ok {
+		return false
+	}
+	end := pos + h.total()
+	c.publishedPos = pos // Consume published it
+	c.claims.Skip(end)
+	v.ticket++
+	v.claim = claim{Start: pos, End: end}
+	v.lease = lease{fast: true, ticket: v.ticket, end: end}
+	rec.RawSample = c.ring.sample(pos, h.length())
+	rec.Remaining = int(c.producerPos - end)
+	return true
+}
+
+// peekLocked is PeekInto but for its common case.
+func (r *Reader) peekLocked(rec *Record) error {
 	defer r.core.Mu.Unlock()
 	v := &r.peek
 	c := &r.consumers[0]
-	// The common case, a fast view consumed and nothing read since, is
-	// settled inline, and its user passes to the next view.
-	passUser := false
-	if v.peeking {
-		switch {
-		case v.fast && v.ended.Load() == v.ticket+1 && c.claims.Pos() == v.claim.End:
-			v.peeking, v.held, v.fast = false, false, false
-			c.publishedPos = v.claim.End
-			passUser = true
-		case !(v.fast && r.settlePeekLocked(false)):
-			return fmt.Errorf("ringbuf: %w", ErrConcurrentPeek)
-		}
+	if v.peeking && !(v.fast && r.settlePeekLocked(false)) {
+		return fmt.Errorf("ringbuf: %w", ErrConcurrentPeek)
 	}
 	var (
-		cl       claim
-		pos, end uint64
-		length   uint32
-		ok       bool
+		cl  claim
+		pos uint64
+		h   header
+		ok  bool
 	)
-	if !r.core.Wait.Closed() {
-		pos, end, length, ok = c.readyRecord()
+	if !r.core.Wait.Closed() && c.produced() {
+		pos, h, ok = c.readyRecord()
 	}
+	length := h.length()
 	fast := ok && c.publishedPos == pos
-	if passUser && !ok {
-		r.core.ReleasedLocked(0, false) // before claimOneLocked waits, or fails
-	}
 	switch {
 	case fast:
-		c.claims.Skip(end)
-		cl = claim{Start: pos, End: end}
+		cl = claim{Start: pos, End: pos + h.total()}
+		c.claims.Skip(cl.End)
 		v.ticket = v.ended.Load()
 	case ok:
-		cl = c.claims.Hold(end)
+		cl = c.claims.Hold(pos + h.total())
 	default:
 		v.peeking = true // while claimOneLocked waits without the mutex
 		var err error
@@ -97,7 +119,7 @@ func (r *Reader) PeekInto(rec *Record) error {
 		}
 		c.publish() // discarded records skipped on the way
 	}
-	if ok && !passUser {
+	if ok {
 		r.core.ClaimedLocked()
 	}
 	v.peeking, v.held, v.fast, v.claim = true, true, fast, cl

@@ -20,13 +20,14 @@ func (r *Reader) ReadInto(rec *Record) error {
 	defer r.core.Mu.Unlock()
 	c := &r.consumers[0]
 	var (
-		pos, end uint64
-		length   uint32
-		ok       bool
+		pos uint64
+		h   header
+		ok  bool
 	)
 	if !r.core.Wait.Closed() {
-		pos, end, length, ok = c.readyRecord()
+		pos, h, ok = c.readyRecord()
 	}
+	end, length := pos+h.total(), h.length()
 	if ok {
 		c.claims.Skip(end) // copied before the mutex is let go
 	} else {
