@@ -148,20 +148,11 @@ func (b *buffer) mapped() []byte {
 	return unsafe.Slice((*byte)(b.data), b.size)
 }
 
-// copyOut copies the length bytes at pos into dst, which holds them.
-func (b *buffer) copyOut(dst []byte, pos uint64) {
-	off := pos & b.mask
-	n := copy(dst, unsafe.Slice((*byte)(unsafe.Add(b.data, off)), min(uint64(len(dst)), b.size-off)))
-	copy(dst[n:], unsafe.Slice((*byte)(b.data), len(dst)-n))
-}
-
 // record is what a header and the fields after it say.
 type record struct {
-	typ     uint32
-	size    uint64 // bytes the record occupies
-	dataPos uint64 // a sample's raw data
-	dataLen uint32
-	lost    uint64
+	typ  uint32
+	size uint64 // bytes the record occupies
+	lost uint64
 }
 
 // parse reads the record at pos, avail bytes being produced: ErrCorrupt
@@ -178,12 +169,10 @@ func (b *buffer) parse(pos, avail uint64) (record, error) {
 		if r.size < sampleHeaderSize {
 			return r, fmt.Errorf("%w: sample at position %d of %d bytes has no size field", ErrCorrupt, pos, r.size)
 		}
-		r.dataLen = b.u32At(pos + headerSize)
-		if uint64(r.dataLen) > r.size-sampleHeaderSize {
+		if n := b.u32At(pos + headerSize); uint64(n) > r.size-sampleHeaderSize {
 			return r, fmt.Errorf("%w: sample at position %d claims %d bytes in a record of %d",
-				ErrCorrupt, pos, r.dataLen, r.size)
+				ErrCorrupt, pos, n, r.size)
 		}
-		r.dataPos = pos + sampleHeaderSize
 	case recordLost:
 		if r.size < lostRecordSize {
 			return r, fmt.Errorf("%w: lost-samples record at position %d of %d bytes", ErrCorrupt, pos, r.size)

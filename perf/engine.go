@@ -18,6 +18,9 @@ type engine struct {
 	res          *resources
 	overwritable bool
 	paused       bool
+
+	readRec     Record // ReadInto's view of the record it copies
+	readScratch []byte // and of one that wraps
 }
 
 type claim = readers.Claim
@@ -210,55 +213,8 @@ func (c *consumer) ready() bool {
 	return c.claims.HasReturned() || c.produced()
 }
 
-// remaining is Record.Remaining after a record ending at end.
-func (c *consumer) remaining(end uint64) int {
-	if c.overwrite {
-		return -1
-	}
-	return int(c.head - end)
-}
-
 func (c *consumer) cpuErr(err error) error {
 	return fmt.Errorf("CPU %d: %w", c.cpu, err)
-}
-
-// claimOne claims the next record for Read, consumed at once (copied
-// under the mutex). err is a corrupt buffer or, with ok, an unknown type.
-func (c *consumer) claimOne() (rec record, end uint64, ok bool, err error) {
-	var start, limit uint64
-	returned, fromReturned := c.claims.Returned()
-	switch {
-	case c.err != nil:
-		return record{}, 0, false, c.err
-	case fromReturned:
-		start, limit = returned.Start, returned.End
-	case !c.produced():
-		return record{}, 0, false, c.err
-	default:
-		start, limit = c.claims.Pos(), c.head
-	}
-	rec, err = c.buf.parse(start-c.bias, limit-start)
-	if err != nil {
-		if !c.overwrite {
-			c.err = c.cpuErr(err)
-			return record{}, 0, false, c.err
-		}
-		// Cut short by the wrap (abi.go): the window ends before it.
-		rec.size = limit - start
-		ok = false
-	} else {
-		ok = true
-	}
-	end = start + rec.size
-	if fromReturned {
-		c.claims.Take(start, end, false)
-	} else {
-		c.claims.Skip(end)
-	}
-	if ok && rec.typ != recordSample && rec.typ != recordLost {
-		err = &unknownEventError{rec.typ}
-	}
-	return rec, end, ok, err
 }
 
 // claimBatch is ringbuf's consumer.claimBatch.
