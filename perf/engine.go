@@ -10,14 +10,12 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
-// engine is what a Reader is made of: a consumer per CPU under the
-// protocol of readers.Engine.
+// engine is a consumer per CPU under readers.Engine.
 type engine struct {
-	core         readers.Engine
-	consumers    []consumer
-	res          *resources
-	overwritable bool
-	paused       bool
+	core      readers.Engine
+	consumers []consumer
+	res       *resources
+	paused    bool
 
 	readRec     Record // ReadInto's view of the record it copies
 	readScratch []byte // and of one that wraps
@@ -51,8 +49,7 @@ func (res *resources) free() error {
 	return err
 }
 
-// putEntries puts every CPU's event in the array for
-// bpf_perf_event_output, or deletes them (it fails with ENOENT).
+// putEntries puts every CPU's event in the array, or deletes them.
 func (res *resources) putEntries(put bool) error {
 	for i, cpu := range res.cpus {
 		switch {
@@ -70,9 +67,9 @@ func (res *resources) putEntries(put bool) error {
 	return nil
 }
 
-// init starts the engine on mapped buffers. A perf buffer's wakeups do
-// not depend on what the reader published (perf_output_wakeup counts
-// what was written): a wait while a claim is held needs no bound.
+// init starts the engine on mapped buffers. A wait while a claim is held
+// needs no bound: perf_output_wakeup counts what was written, whatever
+// the reader published.
 func (e *engine) init(bufs []*buffer, res *resources, overwritable bool) error {
 	for i, buf := range bufs {
 		c, err := newConsumer(buf, res.cpus[i], overwritable)
@@ -81,13 +78,12 @@ func (e *engine) init(bufs []*buffer, res *resources, overwritable bool) error {
 		}
 		e.consumers = append(e.consumers, c)
 	}
-	e.res, e.overwritable = res, overwritable
+	e.res = res
 	e.core.Init((*engineBuffers)(e), res.poller, ErrFlushed, res.free, 0)
 	return nil
 }
 
-// engineBuffers is the engine as readers.Buffers, a type of its own so
-// that these methods are not the Reader's.
+// engineBuffers is the engine as readers.Buffers (not the Reader's methods).
 type engineBuffers engine
 
 func (b *engineBuffers) Len() int         { return len(b.consumers) }
@@ -95,10 +91,9 @@ func (b *engineBuffers) Publish(i int)    { b.consumers[i].publish() }
 func (b *engineBuffers) Ready(i int) bool { return b.consumers[i].ready() }
 func (b *engineBuffers) Err(i int) error  { return b.consumers[i].err }
 
-// checkPausedLocked returns ErrMustBePaused for a read of an overwritable
-// buffer the kernel may still be writing.
+// checkPausedLocked refuses to read an overwritable buffer being written.
 func (e *engine) checkPausedLocked() error {
-	if e.overwritable && !e.paused {
+	if e.consumers[0].overwrite && !e.paused {
 		return ErrMustBePaused
 	}
 	return nil
@@ -118,22 +113,21 @@ func (e *engine) setPaused(pause bool, op string) error {
 	return nil
 }
 
-// consumer is one CPU's claims and what the kernel was told of them.
-// Claim positions are the buffer's, except in an overwritable buffer,
-// read in windows from the newest record down to where the last began:
-// there they keep growing, and bias maps them onto the buffer's.
+// consumer is one CPU's claims and what the kernel was told of them. An
+// overwritable buffer is read in windows (loadWindow) whose claim
+// positions keep growing; bias maps them onto the buffer's.
 type consumer struct {
 	buf        *buffer
 	cpu        int
 	claims     readers.Claims
 	head       uint64 // end of the records produced, as a claim position
 	published  uint64 // data_tail the kernel has from us
-	batchBytes uint64 // how much a loop reads between two visits to the mutex
-	err        error  // sticky: a corrupt buffer stays corrupt
+	batchBytes uint64
+	err        error // sticky
 
 	overwrite bool
-	bias      uint64 // claim position minus buffer position (overwritable)
-	lastHead  uint64 // data_head when the last window was taken (overwritable)
+	bias      uint64 // claim position minus buffer position
+	lastHead  uint64 // data_head when the last window was taken
 }
 
 func newConsumer(buf *buffer, cpu int, overwrite bool) (consumer, error) {
@@ -159,7 +153,7 @@ func newConsumer(buf *buffer, cpu int, overwrite bool) (consumer, error) {
 	return c, nil
 }
 
-// publish tells the kernel data_tail (ignored if overwritable).
+// publish tells the kernel data_tail, unless overwritable.
 func (c *consumer) publish() {
 	if c.overwrite {
 		return
@@ -189,7 +183,7 @@ func (c *consumer) produced() bool {
 }
 
 // loadWindow takes what an overwritable buffer received since the last
-// window (at most its size) once no claim is out: one bias serves all.
+// window, at most its size, once no claim is out (one bias serves all).
 func (c *consumer) loadWindow() {
 	if !c.claims.Empty() {
 		return
@@ -208,7 +202,6 @@ func (c *consumer) loadWindow() {
 	c.head += written
 }
 
-// ready reports whether a claim could find records.
 func (c *consumer) ready() bool {
 	return c.claims.HasReturned() || c.produced()
 }
@@ -232,8 +225,8 @@ func (c *consumer) claimBatch(alone bool) (cl claim, ok bool) {
 	return c.claims.Hold(next), true
 }
 
-// scan walks [pos, end) until batchBytes are covered, to a record
-// boundary, or to end at a bad size (the loop reports it).
+// scan returns the first record boundary batchBytes past pos, or end (at
+// a bad size too: the walk reports it).
 func (c *consumer) scan(pos, end uint64) uint64 {
 	for next := pos; next < end; {
 		size := uint64(c.buf.headerAt(next - c.bias).size)
