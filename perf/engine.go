@@ -29,7 +29,7 @@ type resources struct {
 	array    *ebpf.Map // a clone of the caller's: keeps the entries alive
 	fds      []int     // the perf events, one per online CPU
 	cpus     []int     // their CPUs, the keys in array
-	mappings []*mapping
+	mappings [][]byte
 }
 
 func (res *resources) free() error {
@@ -38,7 +38,7 @@ func (res *resources) free() error {
 		err = res.poller.Close()
 	}
 	for _, m := range res.mappings {
-		err = errors.Join(err, m.unmap())
+		err = errors.Join(err, unmap(m))
 	}
 	for _, fd := range res.fds {
 		err = errors.Join(err, closeFd(fd))
@@ -208,21 +208,6 @@ func (c *consumer) ready() bool {
 
 func (c *consumer) cpuErr(err error) error {
 	return fmt.Errorf("CPU %d: %w", c.cpu, err)
-}
-
-// claimBatch is ringbuf's consumer.claimBatch.
-func (c *consumer) claimBatch(alone bool) (cl claim, ok bool) {
-	if r, some := c.claims.Returned(); some {
-		return c.claims.Take(r.Start, r.End, true), true
-	}
-	if !c.produced() {
-		return claim{}, false
-	}
-	next := c.head
-	if !alone {
-		next = c.scan(c.claims.Pos(), c.head)
-	}
-	return c.claims.Hold(next), true
 }
 
 // scan returns the first record boundary batchBytes past pos, or end (at

@@ -27,8 +27,8 @@ func (e *engine) records(yield func(*Record, error) bool) {
 	})
 }
 
-// batch is a claim on one CPU's buffer: a loop's, read outside the mutex,
-// or a read's, under it.
+// batch is a claim on one CPU's buffer: a loop's, walked outside the
+// mutex, or a read's, under it.
 type batch struct {
 	c       *consumer
 	index   int // c's in engine.consumers
@@ -41,15 +41,22 @@ type batch struct {
 	err     error // the walk stopped at a corrupt record
 }
 
-// claimLocked claims a batch of buffer i: all that is produced if alone.
-func (e *engine) claimLocked(i int, alone bool) (b batch, ok bool) {
+// claimLocked claims a batch of buffer i: a returned claim whole, else
+// what is produced, all of it if alone, else up to batchBytes.
+func (e *engine) claimLocked(i int, alone bool) (batch, bool) {
 	c := &e.consumers[i]
 	var cl claim
-	if c.err == nil {
-		cl, ok = c.claimBatch(alone)
-	}
-	if !ok {
+	switch r, returned := c.claims.Returned(); {
+	case c.err != nil:
 		return batch{}, false
+	case returned:
+		cl = c.claims.Take(r.Start, r.End, true)
+	case !c.produced():
+		return batch{}, false
+	case alone:
+		cl = c.claims.Hold(c.head)
+	default:
+		cl = c.claims.Hold(c.scan(c.claims.Pos(), c.head))
 	}
 	return batch{
 		c:       c,
