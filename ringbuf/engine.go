@@ -78,7 +78,7 @@ func newEngine(maps []*ebpf.Map, keys []int) (_ *engine, err error) {
 			return nil, e.ringErr(i, err)
 		}
 	}
-	if err := e.init(rings, keys, res); err != nil {
+	if err := e.init(rings, res); err != nil {
 		return nil, err
 	}
 	// On the engine, not the reader: a loop holds the engine through the
@@ -105,7 +105,7 @@ func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
 
 // init starts the engine on mapped rings, each at the consumer position
 // the kernel holds.
-func (e *engine) init(rings []*ring, keys []int, res *resources) error {
+func (e *engine) init(rings []*ring, res *resources) error {
 	for _, rg := range rings {
 		pos := rg.loadConsumer()
 		if pos%recordAlign != 0 {
@@ -113,7 +113,6 @@ func (e *engine) init(rings []*ring, keys []int, res *resources) error {
 		}
 		e.consumers = append(e.consumers, newConsumer(rg, pos))
 	}
-	e.keys = keys
 	e.core.Init((*engineBuffers)(e), res.poller, ErrFlushed, res.free, heldClaimPoll)
 	return nil
 }
