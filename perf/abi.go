@@ -66,8 +66,7 @@ type header struct {
 	size uint16
 }
 
-// buffer is a view of one CPU's perf event buffer. It knows the layout,
-// not how the memory was mapped (a perf event, or a test's memfd).
+// buffer is a view of one CPU's perf event buffer, however it was mapped.
 type buffer struct {
 	head *uint64 // data_head, written by the kernel
 	tail *uint64 // data_tail, written by us
@@ -96,8 +95,7 @@ func newBuffer(meta unsafe.Pointer, mapped uint64, pageSize uint64) (*buffer, er
 	}, nil
 }
 
-// loadHead reads data_head (the atomic load is the read barrier); near
-// widens a 32-bit kernel's head (internal/ulong).
+// loadHead reads data_head; near widens a 32-bit kernel's (internal/ulong).
 func (b *buffer) loadHead(near uint64) uint64 {
 	head := atomic.LoadUint64(b.head)
 	if ulong.Process32 && ulong.Is32 {
@@ -106,17 +104,10 @@ func (b *buffer) loadHead(near uint64) uint64 {
 	return head
 }
 
-// loadTail reads data_tail, the position the kernel has from the reader.
-func (b *buffer) loadTail() uint64 {
-	return atomic.LoadUint64(b.tail)
-}
+func (b *buffer) loadTail() uint64     { return atomic.LoadUint64(b.tail) }
+func (b *buffer) storeTail(pos uint64) { atomic.StoreUint64(b.tail, pos) }
 
-// storeTail publishes pos as data_tail, after every read below it.
-func (b *buffer) storeTail(pos uint64) {
-	atomic.StoreUint64(b.tail, pos)
-}
-
-// headerAt reads the header of the record at pos, which is 8-byte aligned.
+// headerAt reads the header of the record at pos, 8-byte aligned.
 func (b *buffer) headerAt(pos uint64) header {
 	p := unsafe.Add(b.data, pos&b.mask)
 	return header{
@@ -143,29 +134,18 @@ func (b *buffer) view(pos uint64, length uint32, scratch *[]byte) []byte {
 	return unsafe.Slice((*byte)(unsafe.Add(b.data, off)), length)
 }
 
-// mapped returns the data area, as the views of its records lie in it.
-func (b *buffer) mapped() []byte {
-	return unsafe.Slice((*byte)(b.data), b.size)
-}
-
-// copyOut copies the length bytes at pos into dst, which holds them.
-func (b *buffer) copyOut(dst []byte, pos uint64) {
-	off := pos & b.mask
-	n := copy(dst, unsafe.Slice((*byte)(unsafe.Add(b.data, off)), min(uint64(len(dst)), b.size-off)))
-	copy(dst[n:], unsafe.Slice((*byte)(b.data), len(dst)-n))
-}
+// mapped returns the data area, where the views lie.
+func (b *buffer) mapped() []byte { return unsafe.Slice((*byte)(b.data), b.size) }
 
 // record is what a header and the fields after it say.
 type record struct {
-	typ     uint32
-	size    uint64 // bytes the record occupies
-	dataPos uint64 // a sample's raw data
-	dataLen uint32
-	lost    uint64
+	typ  uint32
+	size uint64 // bytes the record occupies
+	lost uint64
 }
 
 // parse reads the record at pos, avail bytes being produced: ErrCorrupt
-// if its size or a field does not fit; other types returned as they are.
+// if its size or a field does not fit.
 func (b *buffer) parse(pos, avail uint64) (record, error) {
 	h := b.headerAt(pos)
 	r := record{typ: h.typ, size: uint64(h.size)}
@@ -178,12 +158,10 @@ func (b *buffer) parse(pos, avail uint64) (record, error) {
 		if r.size < sampleHeaderSize {
 			return r, fmt.Errorf("%w: sample at position %d of %d bytes has no size field", ErrCorrupt, pos, r.size)
 		}
-		r.dataLen = b.u32At(pos + headerSize)
-		if uint64(r.dataLen) > r.size-sampleHeaderSize {
+		if n := b.u32At(pos + headerSize); uint64(n) > r.size-sampleHeaderSize {
 			return r, fmt.Errorf("%w: sample at position %d claims %d bytes in a record of %d",
-				ErrCorrupt, pos, r.dataLen, r.size)
+				ErrCorrupt, pos, n, r.size)
 		}
-		r.dataPos = pos + sampleHeaderSize
 	case recordLost:
 		if r.size < lostRecordSize {
 			return r, fmt.Errorf("%w: lost-samples record at position %d of %d bytes", ErrCorrupt, pos, r.size)

@@ -30,7 +30,7 @@ func TestWrapAround(t *testing.T) {
 		progsBySize[size] = func(n int) { runOn(t, p, testCPUs(t)[0], n) }
 	}
 	wrapped, views := 0, 0
-	mem := r.res.mappings[0].mem
+	mem := r.res.mappings[0]
 	lo, hi := uintptr(unsafe.Pointer(&mem[0])), uintptr(unsafe.Pointer(&mem[0]))+uintptr(len(mem))
 	for round := range 60 {
 		order = order[:0]

@@ -10,14 +10,15 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
-// engine is what a Reader is made of: a consumer per CPU under the
-// protocol of readers.Engine.
+// engine is a consumer per CPU under readers.Engine.
 type engine struct {
-	core         readers.Engine
-	consumers    []consumer
-	res          *resources
-	overwritable bool
-	paused       bool
+	core      readers.Engine
+	consumers []consumer
+	res       *resources
+	paused    bool
+
+	readRec     Record // ReadInto's view of the record it copies
+	readScratch []byte // and of one that wraps
 }
 
 type claim = readers.Claim
@@ -28,7 +29,7 @@ type resources struct {
 	array    *ebpf.Map // a clone of the caller's: keeps the entries alive
 	fds      []int     // the perf events, one per online CPU
 	cpus     []int     // their CPUs, the keys in array
-	mappings []*mapping
+	mappings [][]byte
 }
 
 func (res *resources) free() error {
@@ -37,7 +38,7 @@ func (res *resources) free() error {
 		err = res.poller.Close()
 	}
 	for _, m := range res.mappings {
-		err = errors.Join(err, m.unmap())
+		err = errors.Join(err, unmap(m))
 	}
 	for _, fd := range res.fds {
 		err = errors.Join(err, closeFd(fd))
@@ -48,8 +49,7 @@ func (res *resources) free() error {
 	return err
 }
 
-// putEntries puts every CPU's event in the array for
-// bpf_perf_event_output, or deletes them (it fails with ENOENT).
+// putEntries puts every CPU's event in the array, or deletes them.
 func (res *resources) putEntries(put bool) error {
 	for i, cpu := range res.cpus {
 		switch {
@@ -67,9 +67,9 @@ func (res *resources) putEntries(put bool) error {
 	return nil
 }
 
-// init starts the engine on mapped buffers. A perf buffer's wakeups do
-// not depend on what the reader published (perf_output_wakeup counts
-// what was written): a wait while a claim is held needs no bound.
+// init starts the engine on mapped buffers. A wait while a claim is held
+// needs no bound: perf_output_wakeup counts what was written, whatever
+// the reader published.
 func (e *engine) init(bufs []*buffer, res *resources, overwritable bool) error {
 	for i, buf := range bufs {
 		c, err := newConsumer(buf, res.cpus[i], overwritable)
@@ -78,13 +78,12 @@ func (e *engine) init(bufs []*buffer, res *resources, overwritable bool) error {
 		}
 		e.consumers = append(e.consumers, c)
 	}
-	e.res, e.overwritable = res, overwritable
+	e.res = res
 	e.core.Init((*engineBuffers)(e), res.poller, ErrFlushed, res.free, 0)
 	return nil
 }
 
-// engineBuffers is the engine as readers.Buffers, a type of its own so
-// that these methods are not the Reader's.
+// engineBuffers is the engine as readers.Buffers (not the Reader's methods).
 type engineBuffers engine
 
 func (b *engineBuffers) Len() int         { return len(b.consumers) }
@@ -92,10 +91,9 @@ func (b *engineBuffers) Publish(i int)    { b.consumers[i].publish() }
 func (b *engineBuffers) Ready(i int) bool { return b.consumers[i].ready() }
 func (b *engineBuffers) Err(i int) error  { return b.consumers[i].err }
 
-// checkPausedLocked returns ErrMustBePaused for a read of an overwritable
-// buffer the kernel may still be writing.
+// checkPausedLocked refuses to read an overwritable buffer being written.
 func (e *engine) checkPausedLocked() error {
-	if e.overwritable && !e.paused {
+	if e.consumers[0].overwrite && !e.paused {
 		return ErrMustBePaused
 	}
 	return nil
@@ -115,22 +113,21 @@ func (e *engine) setPaused(pause bool, op string) error {
 	return nil
 }
 
-// consumer is one CPU's claims and what the kernel was told of them.
-// Claim positions are the buffer's, except in an overwritable buffer,
-// read in windows from the newest record down to where the last began:
-// there they keep growing, and bias maps them onto the buffer's.
+// consumer is one CPU's claims and what the kernel was told of them. An
+// overwritable buffer is read in windows (loadWindow) whose claim
+// positions keep growing; bias maps them onto the buffer's.
 type consumer struct {
 	buf        *buffer
 	cpu        int
 	claims     readers.Claims
 	head       uint64 // end of the records produced, as a claim position
 	published  uint64 // data_tail the kernel has from us
-	batchBytes uint64 // how much a loop reads between two visits to the mutex
-	err        error  // sticky: a corrupt buffer stays corrupt
+	batchBytes uint64
+	err        error // sticky
 
 	overwrite bool
-	bias      uint64 // claim position minus buffer position (overwritable)
-	lastHead  uint64 // data_head when the last window was taken (overwritable)
+	bias      uint64 // claim position minus buffer position
+	lastHead  uint64 // data_head when the last window was taken
 }
 
 func newConsumer(buf *buffer, cpu int, overwrite bool) (consumer, error) {
@@ -156,7 +153,7 @@ func newConsumer(buf *buffer, cpu int, overwrite bool) (consumer, error) {
 	return c, nil
 }
 
-// publish tells the kernel data_tail (ignored if overwritable).
+// publish tells the kernel data_tail, unless overwritable.
 func (c *consumer) publish() {
 	if c.overwrite {
 		return
@@ -186,7 +183,7 @@ func (c *consumer) produced() bool {
 }
 
 // loadWindow takes what an overwritable buffer received since the last
-// window (at most its size) once no claim is out: one bias serves all.
+// window, at most its size, once no claim is out (one bias serves all).
 func (c *consumer) loadWindow() {
 	if !c.claims.Empty() {
 		return
@@ -205,79 +202,16 @@ func (c *consumer) loadWindow() {
 	c.head += written
 }
 
-// ready reports whether a claim could find records.
 func (c *consumer) ready() bool {
 	return c.claims.HasReturned() || c.produced()
-}
-
-// remaining is Record.Remaining after a record ending at end.
-func (c *consumer) remaining(end uint64) int {
-	if c.overwrite {
-		return -1
-	}
-	return int(c.head - end)
 }
 
 func (c *consumer) cpuErr(err error) error {
 	return fmt.Errorf("CPU %d: %w", c.cpu, err)
 }
 
-// claimOne claims the next record for Read, consumed at once (copied
-// under the mutex). err is a corrupt buffer or, with ok, an unknown type.
-func (c *consumer) claimOne() (rec record, end uint64, ok bool, err error) {
-	var start, limit uint64
-	returned, fromReturned := c.claims.Returned()
-	switch {
-	case c.err != nil:
-		return record{}, 0, false, c.err
-	case fromReturned:
-		start, limit = returned.Start, returned.End
-	case !c.produced():
-		return record{}, 0, false, c.err
-	default:
-		start, limit = c.claims.Pos(), c.head
-	}
-	rec, err = c.buf.parse(start-c.bias, limit-start)
-	if err != nil {
-		if !c.overwrite {
-			c.err = c.cpuErr(err)
-			return record{}, 0, false, c.err
-		}
-		// Cut short by the wrap (abi.go): the window ends before it.
-		rec.size = limit - start
-		ok = false
-	} else {
-		ok = true
-	}
-	end = start + rec.size
-	if fromReturned {
-		c.claims.Take(start, end, false)
-	} else {
-		c.claims.Skip(end)
-	}
-	if ok && rec.typ != recordSample && rec.typ != recordLost {
-		err = &unknownEventError{rec.typ}
-	}
-	return rec, end, ok, err
-}
-
-// claimBatch is ringbuf's consumer.claimBatch.
-func (c *consumer) claimBatch(alone bool) (cl claim, ok bool) {
-	if r, some := c.claims.Returned(); some {
-		return c.claims.Take(r.Start, r.End, true), true
-	}
-	if !c.produced() {
-		return claim{}, false
-	}
-	next := c.head
-	if !alone {
-		next = c.scan(c.claims.Pos(), c.head)
-	}
-	return c.claims.Hold(next), true
-}
-
-// scan walks [pos, end) until batchBytes are covered, to a record
-// boundary, or to end at a bad size (the loop reports it).
+// scan returns the first record boundary batchBytes past pos, or end (at
+// a bad size too: the walk reports it).
 func (c *consumer) scan(pos, end uint64) uint64 {
 	for next := pos; next < end; {
 		size := uint64(c.buf.headerAt(next - c.bias).size)

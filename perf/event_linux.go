@@ -41,13 +41,8 @@ func openEvent(cpu int, opts ReaderOptions) (int, error) {
 	return fd, nil
 }
 
-// mapping is one CPU's perf event mapping.
-type mapping struct {
-	mem []byte
-}
-
 // mapEvent maps the event fd with a data area of dataPages pages.
-func mapEvent(fd int, dataPages int, overwritable bool) (*mapping, *buffer, error) {
+func mapEvent(fd int, dataPages int, overwritable bool) ([]byte, *buffer, error) {
 	page := os.Getpagesize()
 	prot := unix.PROT_READ
 	if !overwritable {
@@ -57,23 +52,14 @@ func mapEvent(fd int, dataPages int, overwritable bool) (*mapping, *buffer, erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("mmap perf event buffer of %d pages: %w", 1+dataPages, err)
 	}
-	m := &mapping{mem: mem}
 	buf, err := newBuffer(unsafe.Pointer(&mem[0]), uint64(len(mem)), uint64(page))
 	if err != nil {
-		m.unmap()
-		return nil, nil, err
+		return nil, nil, errors.Join(err, unmap(mem))
 	}
-	return m, buf, nil
+	return mem, buf, nil
 }
 
-func (m *mapping) unmap() error {
-	if m.mem == nil {
-		return nil
-	}
-	err := unix.Munmap(m.mem)
-	m.mem = nil
-	return err
-}
+func unmap(mem []byte) error { return unix.Munmap(mem) }
 
 func closeFd(fd int) error { return unix.Close(fd) }
 

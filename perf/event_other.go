@@ -9,15 +9,12 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-// mapping stands in for the Linux mapping: NewReader fails before one is
-// made, so the functions below never run but supported.
-type mapping struct{}
-
+// NewReader fails at supported: the functions below never run.
 var errNoPerf = fmt.Errorf("perf events on %s: %w", runtime.GOOS, ebpf.ErrNotSupported)
 
-func supported() error                                   { return errNoPerf }
-func openEvent(int, ReaderOptions) (int, error)          { return -1, errNoPerf }
-func mapEvent(int, int, bool) (*mapping, *buffer, error) { return nil, nil, errNoPerf }
-func (*mapping) unmap() error                            { return nil }
-func closeFd(int) error                                  { return nil }
-func errOffline(error) bool                              { return false }
+func supported() error                                 { return errNoPerf }
+func openEvent(int, ReaderOptions) (int, error)        { return -1, errNoPerf }
+func mapEvent(int, int, bool) ([]byte, *buffer, error) { return nil, nil, errNoPerf }
+func unmap([]byte) error                               { return nil }
+func closeFd(int) error                                { return nil }
+func errOffline(error) bool                            { return false }

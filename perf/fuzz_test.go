@@ -104,6 +104,33 @@ func TestFakeBufferCorrupt(t *testing.T) {
 	}
 }
 
+// TestBreakOnUnknownEvent: a loop that breaks at an unknown record type
+// ends there (a yield after break panics), and the next loop starts after
+// it.
+func TestBreakOnUnknownEvent(t *testing.T) {
+	f := newFakeBuffer(t, 4096)
+	pos := f.write(0, 77, make([]byte, 8)) // unknown type
+	pos = f.writeSample(pos, []byte{1, 2, 3})
+	f.setPositions(pos, 0)
+	r, err := fakeReader(t, false, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetDeadline(time.Now())
+	for _, err := range r.Records() {
+		if !IsUnknownEvent(err) {
+			t.Fatalf("first record: %v, want an unknown event", err)
+		}
+		break
+	}
+	for rec, err := range r.Records() {
+		if err != nil || rec.RawSample[0] != 1 {
+			t.Fatalf("after the unknown record: %v %v", rec, err)
+		}
+		break
+	}
+}
+
 // FuzzBuffer fills a 4 KiB fake buffer, followed by a guard page, with
 // arbitrary bytes and positions: reading it must end in an error (or the
 // deadline), never a panic, a fault or a sample outside the data area, by

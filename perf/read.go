@@ -24,34 +24,28 @@ func (r *Reader) ReadInto(rec *Record) error {
 			return false, false, err
 		}
 		return r.core.ClaimTurnLocked(false, func(i int, _ bool) (bool, bool, error) {
-			c := &r.consumers[i]
-			got, end, ok, err := c.claimOne()
+			// All that is produced: nobody sees the claim before it ends.
+			b, ok := r.claimLocked(i, true)
 			if !ok {
-				return false, false, err
+				return false, false, r.consumers[i].err
 			}
-			rec.CPU = c.cpu
-			if err == nil {
-				r.fill(rec, c, got, end)
-			}
-			c.publish()
-			readErr = err
-			return true, false, nil
+			read := false
+			b.walk(&r.readRec, &r.readScratch, func(got *Record, err error) bool {
+				read, readErr = true, err
+				if err == nil {
+					rec.Remaining, rec.LostSamples = got.Remaining, got.LostSamples
+					rec.RawSample = readers.CopyDestination(rec.RawSample, len(got.RawSample), b.c.buf.mapped())
+					copy(rec.RawSample, got.RawSample)
+				}
+				rec.CPU = b.c.cpu
+				return false
+			})
+			b.releaseLocked()
+			return read, false, b.c.err
 		})
 	})
 	if err != nil {
 		return err
 	}
 	return readErr
-}
-
-// fill copies the record got, ending at end, into rec.
-func (r *Reader) fill(rec *Record, c *consumer, got record, end uint64) {
-	rec.Remaining = c.remaining(end)
-	if got.typ == recordLost {
-		rec.RawSample, rec.LostSamples = rec.RawSample[:0], got.lost
-		return
-	}
-	rec.LostSamples = 0
-	rec.RawSample = readers.CopyDestination(rec.RawSample, int(got.dataLen), c.buf.mapped())
-	c.buf.copyOut(rec.RawSample, got.dataPos)
 }

@@ -30,9 +30,9 @@ var (
 type Record struct {
 	// CPU is the CPU whose buffer held the record.
 	CPU int
-	// RawSample is the data passed to bpf_perf_event_output and the kernel's
-	// 0 to 7 bytes of padding, as cilium/ebpf hands it out: a copy from Read
-	// and ReadInto, a view from Records; empty in a record of lost samples.
+	// RawSample is the data passed to bpf_perf_event_output and the
+	// kernel's padding, as cilium/ebpf hands it out: a copy from Read and
+	// ReadInto, a view from Records; empty in a record of lost samples.
 	RawSample []byte
 	// LostSamples is the number of samples the kernel could not place in
 	// the full buffer; non-zero only in a record of lost samples.
@@ -96,12 +96,10 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.free()))
 	}
 	r := &Reader{}
-	err = r.init(bufs, res, opts.Overwritable)
-	if err == nil {
+	if err = r.init(bufs, res, opts.Overwritable); err == nil {
 		err = res.putEntries(true)
 	}
-	if err != nil {
-		// Entries put would outlive us in the caller's map.
+	if err != nil { // entries put would outlive us in the caller's map
 		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.putEntries(false), res.free()))
 	}
 	r.core.Cleanup = runtime.AddCleanup(r, func(res *resources) { res.free() }, r.res)
@@ -109,11 +107,11 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 }
 
 // maxDataPages bounds a buffer's pages: rb_alloc takes their number as an
-// int (kernel/events/ring_buffer.c), so no more ever map.
+// int (kernel/events/ring_buffer.c).
 const maxDataPages = 1 << 30
 
-// dataPages is the pages of a buffer of perCPUBuffer bytes or more, a
-// power of two (perf_mmap, kernel/events/core.c).
+// dataPages is the power of two of pages that holds perCPUBuffer bytes
+// (perf_mmap, kernel/events/core.c).
 func dataPages(perCPUBuffer int) (int, error) {
 	page := uint64(os.Getpagesize())
 	pages := (uint64(perCPUBuffer) + page - 1) / page
@@ -179,7 +177,7 @@ func (r *Reader) Resume() error { return r.setPaused(false, "resume") }
 
 // Close is ringbuf.Reader.Close, and BPF programs' writes fail with
 // ENOENT from then on, as cilium/ebpf documents, even while the caller's
-// map (which shares the entries) stays open.
+// map stays open.
 func (r *Reader) Close() error {
 	return r.core.Close(func() error { return r.res.putEntries(false) })
 }

@@ -23,38 +23,80 @@ func (e *engine) records(yield func(*Record, error) bool) {
 		if err != nil {
 			return yield(nil, err)
 		}
-		rec.CPU = e.consumers[l.cpu].cpu
-		return e.yieldBatch(&l.batch, &rec, &scratch, yield)
+		return l.walk(&rec, &scratch, yield)
 	})
 }
 
-// batch is a loop's claim on one CPU's buffer, read outside the mutex.
+// batch is a claim on one CPU's buffer: a loop's, walked outside the
+// mutex, or a read's, under it.
 type batch struct {
-	cpu     int // index in engine.consumers
+	c       *consumer
+	index   int // c's in engine.consumers
 	claim   claim
 	pos     uint64 // records below are consumed
 	limit   uint64 // the walk ends at the first record boundary from here
 	bias    uint64 // the consumer's, when claimed
-	head    uint64 // the consumer's head, when claimed
+	head    uint64 // the consumer's, when claimed
 	holding bool
 	err     error // the walk stopped at a corrupt record
 }
 
-// yieldBatch yields b's records from b.pos on, and reports whether the
-// loop body asked for more. It stops at b.limit and at a corrupt record
-// (in b.err). The hot loop: one header load a record, a size load a
-// sample; the checks keep every read inside the claim even if the buffer
-// changes under us.
-func (e *engine) yieldBatch(b *batch, rec *Record, scratch *[]byte, yield func(*Record, error) bool) bool {
-	c := &e.consumers[b.cpu]
-	buf, overwrite := c.buf, c.overwrite
+// claimLocked claims a batch of buffer i: a returned claim whole, else
+// what is produced, all of it if alone, else up to batchBytes.
+func (e *engine) claimLocked(i int, alone bool) (batch, bool) {
+	c := &e.consumers[i]
+	var cl claim
+	switch r, returned := c.claims.Returned(); {
+	case c.err != nil:
+		return batch{}, false
+	case returned:
+		cl = c.claims.Take(r.Start, r.End, true)
+	case !c.produced():
+		return batch{}, false
+	case alone:
+		cl = c.claims.Hold(c.head)
+	default:
+		cl = c.claims.Hold(c.scan(c.claims.Pos(), c.head))
+	}
+	return batch{
+		c:       c,
+		index:   i,
+		claim:   cl,
+		pos:     cl.Start,
+		limit:   min(cl.End, cl.Start+c.batchBytes),
+		bias:    c.bias,
+		head:    c.head,
+		holding: true,
+	}, true
+}
+
+// releaseLocked ends b, giving back what the walk did not reach, and
+// publishes.
+func (b *batch) releaseLocked() (gaveBack bool) {
+	c := b.c
+	b.holding = false
+	if b.err != nil && c.err == nil {
+		c.err = b.err
+	}
+	gaveBack = c.claims.Release(b.claim, b.pos)
+	c.publish()
+	return gaveBack
+}
+
+// walk yields b's records from b.pos on, and reports whether the body
+// asked for more. It stops at b.limit and at a corrupt record. The hot
+// loop: one header load a record, a size load a sample; the checks keep
+// every read inside the claim even if the buffer changes under us.
+func (b *batch) walk(rec *Record, scratch *[]byte, yield func(*Record, error) bool) bool {
+	buf := b.c.buf
+	rec.CPU = b.c.cpu
 	p, limit, end, bias := b.pos, b.limit, b.claim.End, b.bias
 	for p < limit {
 		h := buf.headerAt(p - bias)
 		size := uint64(h.size)
 		if size < sampleHeaderSize || size%recordAlign != 0 || size > end-p || h.typ != recordSample {
 			// Rare: lost samples, an unknown type, a bad or cut record.
-			more, next, ok := e.yieldOther(b, rec, p, end, yield)
+			next, more, ok := b.other(rec, p, yield)
 			if !ok {
 				return more
 			}
@@ -64,16 +106,13 @@ func (e *engine) yieldBatch(b *batch, rec *Record, scratch *[]byte, yield func(*
 		length := buf.u32At(p - bias + headerSize)
 		if uint64(length) > size-sampleHeaderSize {
 			_, err := buf.parse(p-bias, end-p)
-			b.err = c.cpuErr(err)
+			b.err = b.c.cpuErr(err)
 			break
 		}
 		next := p + size
 		rec.RawSample = buf.view(p-bias+sampleHeaderSize, length, scratch)
 		rec.LostSamples = 0
-		rec.Remaining = int(b.head - next)
-		if overwrite {
-			rec.Remaining = -1
-		}
+		rec.Remaining = b.remaining(next)
 		b.pos = next // consumed once handed out, whatever the body does
 		if !yield(rec, nil) {
 			return false
@@ -84,34 +123,35 @@ func (e *engine) yieldBatch(b *batch, rec *Record, scratch *[]byte, yield func(*
 	return true
 }
 
-// yieldOther handles a record at p that is not a well-formed sample: ok
-// false stops the walk (more: the body asked for more), else next is past
-// the record.
-func (e *engine) yieldOther(b *batch, rec *Record, p, end uint64, yield func(*Record, error) bool) (more bool, next uint64, ok bool) {
-	c := &e.consumers[b.cpu]
-	got, err := c.buf.parse(p-b.bias, end-p)
+// other handles a record at p that is not a well-formed sample: ok false
+// stops the walk (more: the body asked for more), else next is past it.
+func (b *batch) other(rec *Record, p uint64, yield func(*Record, error) bool) (next uint64, more, ok bool) {
+	got, err := b.c.buf.parse(p-b.bias, b.claim.End-p)
 	switch {
-	case err != nil && c.overwrite:
-		// Cut short by the wrap (abi.go): the window ends before it.
-		b.pos = end
-		return true, 0, false
+	case err != nil && b.c.overwrite:
+		b.pos = b.claim.End // cut short by the wrap (abi.go): the window ends
+		return 0, true, false
 	case err != nil:
-		b.pos, b.err = p, c.cpuErr(err)
-		return true, 0, false
+		b.pos, b.err = p, b.c.cpuErr(err)
+		return 0, true, false
 	}
 	next = p + got.size
 	b.pos = next
 	if got.typ != recordLost {
-		return yield(nil, &unknownEventError{got.typ}), next, true
+		more = yield(nil, &unknownEventError{got.typ})
+	} else {
+		rec.RawSample, rec.LostSamples, rec.Remaining = nil, got.lost, b.remaining(next)
+		more = yield(rec, nil)
 	}
-	rec.RawSample, rec.LostSamples, rec.Remaining = nil, got.lost, int(b.head-next)
-	if c.overwrite {
-		rec.Remaining = -1
+	return next, more, more
+}
+
+// remaining is Record.Remaining after a record ending at end.
+func (b *batch) remaining(end uint64) int {
+	if b.c.overwrite {
+		return -1
 	}
-	if !yield(rec, nil) {
-		return false, 0, false
-	}
-	return true, next, true
+	return int(b.head - end)
 }
 
 // batchLoop is a loop's batch, a readers.Batcher.
@@ -126,39 +166,16 @@ func (l *batchLoop) Claim() (ok, busy bool, err error) {
 	if err := e.checkPausedLocked(); err != nil {
 		return false, false, err
 	}
-	return e.core.ClaimTurnLocked(true, func(i int, alone bool) (ok, busy bool, err error) {
-		c := &e.consumers[i]
-		var cl claim
-		if c.err == nil {
-			cl, ok = c.claimBatch(alone)
-		}
-		if c.err != nil || !ok {
-			return false, false, c.err
-		}
-		l.batch = batch{
-			cpu:     i,
-			claim:   cl,
-			pos:     cl.Start,
-			limit:   min(cl.End, cl.Start+c.batchBytes),
-			bias:    c.bias,
-			head:    c.head,
-			holding: true,
-		}
-		return true, false, nil
+	return e.core.ClaimTurnLocked(true, func(i int, alone bool) (bool, bool, error) {
+		l.batch, ok = e.claimLocked(i, alone)
+		return ok, false, e.consumers[i].err
 	})
 }
 
 // Finish ends the loop's batch, if it holds one.
 func (l *batchLoop) Finish() (stalled bool) {
-	if !l.holding {
-		return false
+	if l.holding {
+		l.e.core.ReleasedLocked(l.index, l.releaseLocked())
 	}
-	e, b := l.e, &l.batch
-	c := &e.consumers[b.cpu]
-	b.holding = false
-	if b.err != nil && c.err == nil {
-		c.err = b.err
-	}
-	e.core.EndClaimLocked(b.cpu, &c.claims, b.claim, b.pos)
 	return false
 }

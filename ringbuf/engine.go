@@ -13,7 +13,7 @@ import (
 )
 
 // engine is what Reader and MultiReader are made of: a consumer per ring
-// under the protocol of readers.Engine.
+// under readers.Engine.
 type engine struct {
 	core      readers.Engine
 	consumers []consumer
@@ -27,9 +27,8 @@ type (
 )
 
 // resources are what an engine holds outside Go's heap. free runs once
-// the engine is closed and idle; it keeps the consumer pages' addresses
-// (mapping.retire), which release, run when Go collects the
-// engine, unmaps.
+// the engine is closed and idle, and keeps the consumer pages
+// (mapping.retire) for release, when Go collects the engine.
 type resources struct {
 	poller   *epoll.Poller
 	mappings []*mapping
@@ -79,7 +78,7 @@ func newEngine(maps []*ebpf.Map, keys []int) (_ *engine, err error) {
 			return nil, e.ringErr(i, err)
 		}
 	}
-	if err := e.init(rings, keys, res); err != nil {
+	if err := e.init(rings, res); err != nil {
 		return nil, err
 	}
 	// On the engine, not the reader: a loop holds the engine through the
@@ -89,7 +88,7 @@ func newEngine(maps []*ebpf.Map, keys []int) (_ *engine, err error) {
 	return e, nil
 }
 
-// mapRingMap checks that m is a ring buffer this platform maps and maps it.
+// mapRingMap maps m, a ring buffer this platform maps.
 func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
 	if m == nil {
 		return nil, nil, errors.New("nil map")
@@ -106,7 +105,7 @@ func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
 
 // init starts the engine on mapped rings, each at the consumer position
 // the kernel holds.
-func (e *engine) init(rings []*ring, keys []int, res *resources) error {
+func (e *engine) init(rings []*ring, res *resources) error {
 	for _, rg := range rings {
 		pos := rg.loadConsumer()
 		if pos%recordAlign != 0 {
@@ -114,17 +113,15 @@ func (e *engine) init(rings []*ring, keys []int, res *resources) error {
 		}
 		e.consumers = append(e.consumers, newConsumer(rg, pos))
 	}
-	e.keys = keys
 	e.core.Init((*engineBuffers)(e), res.poller, ErrFlushed, res.free, heldClaimPoll)
 	return nil
 }
 
-// heldClaimPoll bounds a wait while a claim is held: records committed
-// behind it wake nobody (the kernel wakes a reader that caught up).
+// heldClaimPoll bounds a wait while a claim is held: the kernel wakes
+// only a reader that caught up.
 const heldClaimPoll = time.Millisecond
 
-// engineBuffers is the engine as readers.Buffers, a type of its own so
-// that these methods are not the readers' methods.
+// engineBuffers is the engine as readers.Buffers (not the readers' methods).
 type engineBuffers engine
 
 func (b *engineBuffers) Len() int         { return len(b.consumers) }
@@ -146,8 +143,8 @@ type consumer struct {
 	claims       readers.Claims
 	producerPos  uint64 // producer position last loaded
 	publishedPos uint64 // consumer position the kernel has from us
-	batchBytes   uint64 // how much a loop reads between two visits to the mutex
-	err          error  // sticky: a corrupt ring stays corrupt
+	batchBytes   uint64
+	err          error // sticky
 }
 
 func newConsumer(rg *ring, pos uint64) consumer {
@@ -184,8 +181,7 @@ func (c *consumer) produced() bool {
 	return c.claims.Pos() != c.producerPos
 }
 
-// ready reports whether a claim could find records: returned ones, or
-// records produced since the last claim, which may have woken nobody.
+// ready reports whether a claim could find records.
 func (c *consumer) ready() bool {
 	return c.claims.HasReturned() || c.produced()
 }
@@ -203,9 +199,9 @@ func (c *consumer) readyRecord() (pos uint64, h header, ok bool) {
 	return pos, h, h&(busyBit|discardBit) == 0 && h.total() <= c.producerPos-pos
 }
 
-// scan walks the records in [pos, end) to the first kept one (one), or
-// until budget bytes hold one, stopping before a busy record and at a
-// corrupt one (c.err); recPos and recLen name the last kept one.
+// scan walks [pos, end) to the first kept record (one), or until budget
+// bytes hold one; it stops before a busy record and at a corrupt one
+// (c.err). recPos and recLen name the last kept one.
 func (c *consumer) scan(pos, end, budget uint64, one bool) (next, recPos uint64, recLen uint32, found, busy bool) {
 	for next = pos; next < end; {
 		h := c.ring.headerAt(next)
@@ -229,8 +225,7 @@ func (c *consumer) scan(pos, end, budget uint64, one bool) (next, recPos uint64,
 }
 
 // claimOne claims the next kept record and the discarded ones before it,
-// held if hold, else consumed (copied under the mutex). busy: the next
-// record is being written.
+// held if hold, else consumed (copied under the mutex).
 func (c *consumer) claimOne(hold bool) (cl claim, recPos uint64, recLen uint32, ok, busy bool) {
 	for r, some := c.claims.Returned(); some; r, some = c.claims.Returned() {
 		next, pos, length, found, busy := c.scan(r.Start, r.End, 0, true)
@@ -262,7 +257,7 @@ func (c *consumer) claimOne(hold bool) (cl claim, recPos uint64, recLen uint32, 
 }
 
 // claimBatch claims a returned claim whole, else what is produced: all of
-// it for a loop that reads alone, else up to batchBytes, a share.
+// it if alone, else up to batchBytes.
 func (c *consumer) claimBatch(alone bool) (cl claim, ok, busy bool) {
 	if r, some := c.claims.Returned(); some {
 		return c.claims.Take(r.Start, r.End, true), true, false

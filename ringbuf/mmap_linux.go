@@ -58,16 +58,14 @@ func mapRing(fd int, size uint64, producer bool) (*mapping, *ring, error) {
 
 // unmap releases both regions.
 func (m *mapping) unmap() error {
-	var err1, err2 error
-	if m.consumerPage != nil {
-		err1 = unix.Munmap(m.consumerPage)
-		m.consumerPage = nil
+	var err error
+	for _, mem := range []*[]byte{&m.consumerPage, &m.producerArea} {
+		if *mem != nil {
+			err = errors.Join(err, unix.Munmap(*mem))
+			*mem = nil
+		}
 	}
-	if m.producerArea != nil {
-		err2 = unix.Munmap(m.producerArea)
-		m.producerArea = nil
-	}
-	return errors.Join(err1, err2)
+	return err
 }
 
 // retire gives the ring back to the kernel but keeps the addresses of the

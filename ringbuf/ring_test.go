@@ -65,7 +65,7 @@ func (f *fakeRing) reader(tb testing.TB) (*Reader, error) {
 		tb.Fatal(err)
 	}
 	r := &Reader{engine: &engine{}}
-	if err := r.init([]*ring{rg}, nil, &resources{poller: poller, mappings: []*mapping{{}}}); err != nil {
+	if err := r.init([]*ring{rg}, &resources{poller: poller, mappings: []*mapping{{}}}); err != nil {
 		poller.Close()
 		return nil, err
 	}

@@ -57,22 +57,6 @@ func (p *Poller) add(fd int, events uint32) error {
 	return nil
 }
 
-// Wait blocks until a registered fd is ready, a wake-up is pending, or
-// timeout passes (os.ErrDeadlineExceeded; negative: no limit). An
-// interrupted wait returns nil: the caller re-checks its state anyway.
-func (p *Poller) Wait(timeout time.Duration) error {
-	// Local, not a field: several goroutines may wait at once.
-	var events [2]unix.EpollEvent
-	n, err := p.wait(events[:], timeout)
-	switch {
-	case errors.Is(err, unix.EINTR):
-		return nil
-	case err == nil && n == 0 && timeout >= 0:
-		return os.ErrDeadlineExceeded
-	}
-	return err
-}
-
 // noPwait2 is set once epoll_pwait2 (Linux 5.11) turns out to be missing.
 var noPwait2 atomic.Bool
 
@@ -82,32 +66,45 @@ type kernelTimespec struct {
 	Nsec int64
 }
 
-func (p *Poller) wait(events []unix.EpollEvent, timeout time.Duration) (int, error) {
-	if timeout >= 0 && !noPwait2.Load() {
+// Wait blocks until a registered fd is ready, a wake-up is pending, or
+// timeout passes (os.ErrDeadlineExceeded; negative: no limit). An
+// interrupted wait returns nil: the caller re-checks its state anyway.
+func (p *Poller) Wait(timeout time.Duration) error {
+	var events [2]unix.EpollEvent // local: several goroutines may wait at once
+	n, err := 0, error(nil)
+	pwait2 := timeout >= 0 && !noPwait2.Load()
+	if pwait2 {
 		// epoll_pwait2 keeps a 100 µs deadline 100 µs. Its timespec has
 		// 64-bit fields everywhere (fs/eventpoll.c), unlike unix.Timespec.
 		ts := kernelTimespec{Sec: int64(timeout / time.Second), Nsec: int64(timeout % time.Second)}
-		n, _, errno := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(p.epollFd),
+		r, _, errno := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(p.epollFd),
 			uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)),
 			uintptr(unsafe.Pointer(&ts)), 0, 0)
-		if errno != unix.ENOSYS {
-			if errno != 0 {
-				return 0, fmt.Errorf("epoll_pwait2: %w", errno)
-			}
-			return int(n), nil
+		n = int(r)
+		if errno == unix.ENOSYS {
+			noPwait2.Store(true)
+			pwait2 = false
+		} else if errno != 0 {
+			err = fmt.Errorf("epoll_pwait2: %w", errno)
 		}
-		noPwait2.Store(true)
 	}
-	msec := -1
-	if timeout >= 0 {
+	if !pwait2 {
 		// Round up, or the caller waits again for the remainder.
-		msec = int((timeout + time.Millisecond - 1) / time.Millisecond)
+		msec := -1
+		if timeout >= 0 {
+			msec = int((timeout + time.Millisecond - 1) / time.Millisecond)
+		}
+		if n, err = unix.EpollWait(p.epollFd, events[:], msec); err != nil {
+			err = fmt.Errorf("epoll_wait: %w", err)
+		}
 	}
-	n, err := unix.EpollWait(p.epollFd, events, msec)
-	if err != nil {
-		return 0, fmt.Errorf("epoll_wait: %w", err)
+	switch {
+	case errors.Is(err, unix.EINTR):
+		return nil
+	case err == nil && n == 0 && timeout >= 0:
+		return os.ErrDeadlineExceeded
 	}
-	return n, nil
+	return err
 }
 
 // Wake makes every current and future Wait return until Drain is called.

@@ -6,12 +6,9 @@ import (
 	"time"
 )
 
-// Waiter is where the goroutines of one reader wait for records: the rules
-// that end a wait (Close, Flush, the deadline) and the sleep itself. Every
-// method runs with its owner's mutex held; Sleep gives it up while it
-// sleeps. One sleeper waits in epoll, the others on a channel that Wake
-// closes: a wake-up is state re-checked under the mutex, and the eventfd
-// is read back by the goroutine it woke alone (docs/architecture.md).
+// Waiter is where the goroutines of one reader wait: the rules that end a
+// wait (Close, Flush, the deadline) and the sleep itself, every method
+// under its owner's mutex (docs/architecture.md, "The waiter").
 type Waiter struct {
 	mu      *sync.Mutex
 	poller  *Poller
@@ -30,14 +27,13 @@ type Waiter struct {
 	wake      chan struct{} // closed by Wake; made by the first sleeper after
 }
 
-// NewWaiter returns a Waiter that sleeps on poller, guarded by mu; a read
-// that Flush ends returns flushed.
+// NewWaiter returns a Waiter on poller, guarded by mu; flushed is the
+// owner's ErrFlushed.
 func NewWaiter(mu *sync.Mutex, poller *Poller, flushed error) *Waiter {
 	return &Waiter{mu: mu, poller: poller, flushed: flushed}
 }
 
-// Ticket is a read's place at a Waiter: the Flush calls it has seen, so
-// that one reading again at once cannot take a Flush meant for another.
+// Ticket is a read's place at a Waiter: the Flush calls it has seen.
 type Ticket struct {
 	flushesSeen uint64
 }
@@ -53,8 +49,7 @@ func (w *Waiter) Begin(t *Ticket) error {
 }
 
 // End ends what Begin counted. A read that a Flush covered and that found
-// records hands the flush on to the next read that finds nothing, as a
-// Flush with nobody in progress does (upstream's reader ends so).
+// records hands the flush on to the next read that finds nothing.
 func (w *Waiter) End(t *Ticket) {
 	w.active--
 	if t.flushesSeen != w.flushes {
@@ -71,8 +66,8 @@ func (w *Waiter) Closed() bool { return w.closed }
 // Idle reports whether no goroutine sleeps (the poller may be closed).
 func (w *Waiter) Idle() bool { return !w.polling && w.sleepers == 0 }
 
-// Check is called by t's read once it found nothing. It returns how long
-// the read may sleep (negative: no limit), or the error that ends it.
+// Check is called by t's read once it found nothing: how long it may
+// sleep (negative: no limit), or the error that ends it.
 func (w *Waiter) Check(t *Ticket) (time.Duration, error) {
 	switch {
 	case w.closed:
@@ -90,7 +85,7 @@ func (w *Waiter) Check(t *Ticket) (time.Duration, error) {
 }
 
 // Sleep gives up the mutex until a record may have arrived, Wake is
-// called, or timeout passes (negative: no limit); the caller re-checks why.
+// called, or timeout passes (negative: no limit).
 func (w *Waiter) Sleep(timeout time.Duration) {
 	if timeout < 0 {
 		w.unbounded++
@@ -146,16 +141,14 @@ func (w *Waiter) wakeSleepers() {
 	}
 }
 
-// WakeUnbounded wakes the sleepers if one sleeps with no time limit, so
-// that it chooses its limit again.
+// WakeUnbounded wakes the sleepers if one sleeps with no time limit.
 func (w *Waiter) WakeUnbounded() {
 	if w.unbounded > 0 {
 		w.Wake()
 	}
 }
 
-// SetDeadline sets when waits end with os.ErrDeadlineExceeded; the zero
-// time removes the deadline. Sleepers choose their limit again.
+// SetDeadline sets when waits end with os.ErrDeadlineExceeded (zero: never).
 func (w *Waiter) SetDeadline(t time.Time) {
 	w.deadline = t
 	w.Wake()
@@ -175,8 +168,7 @@ func (w *Waiter) Flush() error {
 	return nil
 }
 
-// Close makes every wait end with os.ErrClosed; the owner frees the
-// poller once Idle.
+// Close makes every wait end with os.ErrClosed.
 func (w *Waiter) Close() {
 	w.closed = true
 	w.Wake()

@@ -8,14 +8,11 @@ type Claim struct {
 }
 
 // BatchBytes is what a loop claims of a buffer of size bytes when others
-// read too: 256 KiB stays in L2, a lock per thousands of small records.
+// read too: 256 KiB stays in L2.
 func BatchBytes(size uint64) uint64 { return min(size/8, 256<<10) }
 
-// Claims is one buffer's claims, held or returned, oldest first, guarded
-// by its reader's mutex. Claims are made in buffer order and end in any
-// order; one that ends early gives its unread rest back to the next
-// claimer. The consumer position is derived (ConsumerPos), so space a
-// caller still reads never goes to the kernel.
+// Claims is one buffer's claims, held or returned, oldest first, under
+// its reader's mutex (docs/architecture.md, "A claim").
 type Claims struct {
 	pos      uint64 // records below were handed out, or skipped
 	items    []item
@@ -27,8 +24,7 @@ type item struct {
 	returned bool
 }
 
-// NewClaims returns the Claims of a buffer whose records below pos are
-// consumed.
+// NewClaims returns the Claims of a buffer consumed below pos.
 func NewClaims(pos uint64) Claims { return Claims{pos: pos} }
 
 // Pos returns the claim position: records below it were handed out.
@@ -48,8 +44,8 @@ func (l *Claims) ConsumerPos() uint64 {
 	return l.pos
 }
 
-// Skip moves the claim position to end without a claim: the records are
-// consumed as they are handed out (copied under the lock, or discarded).
+// Skip consumes up to end without a claim (copied under the lock, or
+// discarded).
 func (l *Claims) Skip(end uint64) { l.pos = end }
 
 // Hold hands out [Pos, end) as a claim the caller holds until Release.
@@ -60,8 +56,8 @@ func (l *Claims) Hold(end uint64) Claim {
 	return c
 }
 
-// Restore lists c as held: a claim handed out unlisted (a fast peek view
-// taken over), below every listed one.
+// Restore lists c, handed out unlisted (a fast peek view), as held below
+// every listed one.
 func (l *Claims) Restore(c Claim) {
 	l.items = slices.Insert(l.items, 0, item{Claim: c})
 }

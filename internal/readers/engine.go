@@ -12,9 +12,7 @@ import (
 )
 
 // Buffers is an Engine's view of its reader's buffers, by index, used per
-// batch and per wait: Publish tells the kernel buffer i's consumer
-// position, Ready whether a claim could find records there, Err its
-// sticky error.
+// batch and per wait, never per record.
 type Buffers interface {
 	Len() int
 	Publish(i int)
@@ -22,30 +20,28 @@ type Buffers interface {
 	Err(i int) error
 }
 
-// Engine is a reader but its buffers' layout: one mutex, the waiter, the
-// claims read outside the mutex, and the resources.
+// Engine is a reader but its buffers' layout (docs/architecture.md).
 type Engine struct {
 	Mu      sync.Mutex
 	Wait    *epoll.Waiter
 	Cleanup runtime.Cleanup // frees the resources of a reader nobody closed
-	Turn    int             // the buffer the next claim looks at first
 
 	buffers    Buffers
 	free       func() error
 	pinnedPoll time.Duration
-	users      int  // claims read outside Mu: loop bodies, a peek view, a lease
+	turn       int  // the buffer the next claim looks at first
+	users      int  // claims read outside Mu
 	released   bool // resources freed
 }
 
-// Init starts the engine. flushed is the reader's ErrFlushed; free frees
-// its resources; pinnedPoll bounds a wait while a claim is held (zero:
-// none), for a kernel that wakes only a reader that caught up.
+// Init starts the engine. free frees the reader's resources; pinnedPoll
+// bounds a wait while a claim is held (zero: none).
 func (e *Engine) Init(buffers Buffers, poller *epoll.Poller, flushed error, free func() error, pinnedPoll time.Duration) {
 	e.buffers, e.free, e.pinnedPoll = buffers, free, pinnedPoll
 	e.Wait = epoll.NewWaiter(&e.Mu, poller, flushed)
 }
 
-// Released reports whether the resources were freed: the mappings are gone.
+// Released reports whether the resources were freed.
 func (e *Engine) Released() bool { return e.released }
 
 func (e *Engine) publishAllLocked() {
@@ -63,15 +59,14 @@ type WaitState struct {
 	busyWaits int
 }
 
-// Begin starts a loop: a read in progress for the waiter until EndLoopLocked.
+// Begin starts a loop, in progress until EndLoopLocked.
 func (e *Engine) Begin(op *WaitState) error {
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
 	return e.Wait.Begin(&op.Ticket)
 }
 
-// EndLoopLocked ends what Begin started, once the loop gave its claims
-// back: it publishes, and frees a closed engine's resources if unused.
+// EndLoopLocked ends what Begin started, once its claims are released.
 func (e *Engine) EndLoopLocked(op *WaitState) {
 	e.Wait.End(&op.Ticket)
 	e.publishAllLocked()
@@ -79,8 +74,8 @@ func (e *Engine) EndLoopLocked(op *WaitState) {
 }
 
 // ClaimLocked runs claim until it claims something or fails, waiting in
-// between. claim reports busy when a producer still writes the next
-// record; stalled says so before the first claim, to back off first.
+// between; busy: a producer still writes the next record (stalled: so
+// before the first claim).
 func (e *Engine) ClaimLocked(op *WaitState, stalled bool, claim func() (ok, busy bool, err error)) error {
 	for {
 		if e.Wait.Closed() {
@@ -110,10 +105,9 @@ func (e *Engine) ReadLocked(claim func() (ok, busy bool, err error)) error {
 	return e.ClaimLocked(&op, false, claim)
 }
 
-// WaitLocked is called with nothing to claim. It publishes every buffer,
-// then returns the error that ends the read (closed, flushed, deadline, a
-// corrupt buffer) or sleeps until records may be there: nil, look again.
-// With busy (a record being written, which may wake nobody) it backs off.
+// WaitLocked is called with nothing to claim: it publishes, then returns
+// the error that ends the read, or sleeps and returns nil: look again.
+// With busy it backs off: a yield eight times, then 2 µs doubling to 1 ms.
 func (e *Engine) WaitLocked(op *WaitState, busy bool) error {
 	e.publishAllLocked()
 	timeout, err := e.Wait.Check(&op.Ticket)
@@ -123,10 +117,12 @@ func (e *Engine) WaitLocked(op *WaitState, busy bool) error {
 	if busy {
 		op.busyWaits++
 		e.Mu.Unlock()
-		if d := busyBackoff(op.busyWaits, timeout); d == 0 {
+		if op.busyWaits <= 8 {
 			runtime.Gosched()
-		} else {
+		} else if d := time.Microsecond << min(op.busyWaits-8, 10); timeout < 0 {
 			time.Sleep(d)
+		} else {
+			time.Sleep(min(d, timeout))
 		}
 		e.Mu.Lock()
 		return nil
@@ -134,13 +130,12 @@ func (e *Engine) WaitLocked(op *WaitState, busy bool) error {
 	op.busyWaits = 0
 	for i := range e.buffers.Len() {
 		if e.buffers.Ready(i) {
-			return nil // produced since the last claim: it may have woken nobody
+			return nil // it may have woken nobody
 		}
 		if err := e.buffers.Err(i); err != nil {
 			return err
 		}
 	}
-	// With no records returned, a held claim is one read outside Mu.
 	if e.users > 0 && e.pinnedPoll > 0 && (timeout < 0 || timeout > e.pinnedPoll) {
 		timeout = e.pinnedPoll
 	}
@@ -151,21 +146,7 @@ func (e *Engine) WaitLocked(op *WaitState, busy bool) error {
 	return nil
 }
 
-// busyBackoff is the n-th wait in a row for a record being written: a
-// yield (0) eight times, then 2 µs doubling to 1 ms, at most timeout.
-func busyBackoff(n int, timeout time.Duration) time.Duration {
-	if n <= 8 {
-		return 0
-	}
-	d := time.Microsecond << min(n-8, 10)
-	if timeout >= 0 {
-		d = min(d, timeout)
-	}
-	return d
-}
-
-// ClaimedLocked is called after a claim read outside Mu: the resources
-// stay until it is released; a sleeper with no limit takes pinnedPoll's.
+// ClaimedLocked counts a claim read outside Mu until ReleasedLocked.
 func (e *Engine) ClaimedLocked() {
 	e.users++
 	if e.pinnedPoll > 0 {
@@ -173,22 +154,22 @@ func (e *Engine) ClaimedLocked() {
 	}
 }
 
-// ClaimTurnLocked runs claim on the buffers from Turn on until one claims
-// (alone: no other read is in progress). A loop's batch is held (read
-// outside Mu) and the next starts past it; a read stays while it can.
+// ClaimTurnLocked runs claim on the buffers, taking turns, until one claims
+// (alone: no other read is in progress); with hold (a loop's batch) the
+// next turn starts past it.
 func (e *Engine) ClaimTurnLocked(hold bool, claim func(i int, alone bool) (ok, busy bool, err error)) (ok, busy bool, err error) {
 	alone := e.Wait.Active() == 1
 	n := e.buffers.Len()
 	for k := range n {
-		i := (e.Turn + k) % n
+		i := (e.turn + k) % n
 		ok, bufBusy, err := claim(i, alone)
 		if err != nil {
 			return false, false, err
 		}
 		if ok {
-			e.Turn = i
+			e.turn = i
 			if hold {
-				e.Turn++
+				e.turn++
 				e.ClaimedLocked()
 			}
 			return true, false, nil
@@ -198,8 +179,7 @@ func (e *Engine) ClaimTurnLocked(hold bool, claim func(i int, alone bool) (ok, b
 	return false, busy, nil
 }
 
-// EndClaimLocked ends held claim cl on buffer i, read below upTo: the rest
-// goes back, and the position is published.
+// EndClaimLocked releases claim cl on buffer i, read below upTo.
 func (e *Engine) EndClaimLocked(i int, claims *Claims, cl Claim, upTo uint64) {
 	gaveBack := claims.Release(cl, upTo)
 	if !e.released {
@@ -208,8 +188,8 @@ func (e *Engine) EndClaimLocked(i int, claims *Claims, cl Claim, upTo uint64) {
 	e.ReleasedLocked(i, gaveBack)
 }
 
-// ReleasedLocked is called after a claim on buffer i ended: records given
-// back, or produced behind it (waking nobody), go to whoever sleeps.
+// ReleasedLocked ends what ClaimedLocked counted: records given back,
+// or produced behind the claim (waking nobody), go to whoever sleeps.
 func (e *Engine) ReleasedLocked(i int, gaveBack bool) {
 	e.users--
 	if !e.Wait.Idle() && (gaveBack || e.buffers.Ready(i)) {
@@ -217,8 +197,7 @@ func (e *Engine) ReleasedLocked(i int, gaveBack bool) {
 	}
 }
 
-// ReleaseLocked frees the resources of a closed engine once no claim is
-// read outside Mu and nobody sleeps.
+// ReleaseLocked frees a closed engine's resources once unused.
 func (e *Engine) ReleaseLocked() error {
 	if !e.Wait.Closed() || e.released || e.users > 0 || !e.Wait.Idle() {
 		return nil
@@ -241,8 +220,7 @@ func (e *Engine) Flush() error {
 	return e.Wait.Flush()
 }
 
-// Close publishes, runs stop (if not nil), ends every wait with
-// os.ErrClosed and frees the resources once unused; again, it does nothing.
+// Close is every reader's Close; stop, if not nil, runs first.
 func (e *Engine) Close(stop func() error) error {
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
@@ -259,17 +237,17 @@ func (e *Engine) Close(stop func() error) error {
 	return errors.Join(err, e.ReleaseLocked())
 }
 
-// Batcher is one loop's batch, called with Mu held once per batch: Finish
-// ends the batch held, if any (stalled: it read nothing before a record
-// being written), Claim claims the next, as claim in ClaimLocked.
+// Batcher is one loop's batch, called with Mu held: Finish ends the batch
+// held, if any (stalled: it read nothing before a busy record), Claim is
+// ClaimLocked's claim.
 type Batcher interface {
 	Finish() (stalled bool)
 	Claim() (ok, busy bool, err error)
 }
 
-// Loop is every iterator's loop: it claims a batch, waiting as a read
-// does, and calls body (without Mu) until it returns false, or once with
-// the error that ended the wait. However it stops, the batch is finished.
+// Loop is every iterator's loop: it claims a batch and calls body
+// without Mu until body returns false, or once with the error that ended
+// the wait; however it stops, the batch is finished.
 func (e *Engine) Loop(b Batcher, body func(err error) bool) {
 	var op WaitState
 	if err := e.Begin(&op); err != nil {
@@ -302,7 +280,7 @@ func (e *Engine) endLoop(b Batcher, op *WaitState) {
 }
 
 // CopyDestination returns where a copy of n bytes goes: dst if it holds
-// them and does not overlap area, the mapping of the views, else new memory.
+// them and does not overlap area (the views' mapping), else new memory.
 func CopyDestination(dst []byte, n int, area []byte) []byte {
 	if n > cap(dst) || Overlaps(dst, area) {
 		return make([]byte, n)
