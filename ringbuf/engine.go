@@ -169,9 +169,9 @@ func (c *consumer) publish() {
 // the producer position once the last is used up (a corrupt one: c.err).
 func (c *consumer) produced() bool {
 	if c.claims.Pos() == c.producerPos && c.err == nil {
-		// Against the kernel's consumer position: a fast Consume publishes
-		// before the view it ends is settled, or listed again (peek.go).
-		producer, err := c.ring.loadProducer(c.ring.consumerPos.load(c.claims.ConsumerPos()))
+		// Checked against the kernel's consumer position, not ours: a fast
+		// Consume publishes before the view it ends is settled (peek.go).
+		producer, err := c.ring.loadProducer(c.claims.ConsumerPos())
 		if err != nil {
 			c.err = err
 			return false

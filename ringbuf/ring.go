@@ -98,10 +98,15 @@ func newRing(consumerPos, producerPos *uint64, data unsafe.Pointer, size uint64)
 }
 
 // loadProducer reads the producer position with acquire semantics, so that
-// every header below it is visible, and checks it against the consumer's.
-func (rg *ring) loadProducer(consumer uint64) (uint64, error) {
-	producer := rg.producerPos.load(consumer)
-	if producer-consumer > rg.size || producer%recordAlign != 0 {
+// every header below it is visible, and checks it: not below near, the
+// reader's own consumer position, and within a ring of the consumer
+// position the kernel holds, read after it. A fast Consume, or another
+// reader of the map, moves that one without the reader's mutex, forwards
+// only, and may even pass the producer position read before it.
+func (rg *ring) loadProducer(near uint64) (uint64, error) {
+	producer := rg.producerPos.load(near)
+	consumer := rg.consumerPos.load(near)
+	if int64(producer-near) < 0 || int64(producer-consumer) > int64(rg.size) || producer%recordAlign != 0 {
 		return 0, fmt.Errorf("%w: producer position %d, consumer position %d, ring of %d bytes",
 			ErrCorrupt, producer, consumer, rg.size)
 	}

@@ -306,3 +306,38 @@ func TestFakeRingPublishesConsumerPosition(t *testing.T) {
 		t.Fatalf("consumer position %d after the reader gave up, want %d", got, want)
 	}
 }
+
+// TestLoadProducerWhileConsumerMoves: the kernel's consumer position moves
+// without the reader's mutex (a fast Consume, another reader of the map)
+// and the kernel fills the ring behind it at once. The producer position
+// is never more than a ring ahead of the consumer's at any instant, so
+// loadProducer must never call it corrupt.
+func TestLoadProducerWhileConsumerMoves(t *testing.T) {
+	const size = 4096
+	f := newFakeRing(t, size)
+	rg, err := newRing(&f.positions[0], &f.positions[1], unsafe.Pointer(&f.data[0]), size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	atomic.StoreUint64(&f.positions[1], size)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for pos := uint64(0); ; pos += recordAlign {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			atomic.StoreUint64(&f.positions[0], pos+recordAlign)      // consumed one record
+			atomic.StoreUint64(&f.positions[1], pos+recordAlign+size) // the kernel fills the space
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for i := range 1_000_000 {
+		if _, err := rg.loadProducer(rg.loadConsumer()); err != nil {
+			t.Fatalf("load %d: %v", i, err)
+		}
+	}
+}
