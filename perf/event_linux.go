@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
 // supported reports whether perf events exist here: they do on Linux.
@@ -52,6 +54,7 @@ func mapEvent(fd int, dataPages int, overwritable bool) ([]byte, *buffer, error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mmap perf event buffer of %d pages: %w", 1+dataPages, err)
 	}
+	readers.AddRingMemory(mem)
 	buf, err := newBuffer(unsafe.Pointer(&mem[0]), uint64(len(mem)), uint64(page))
 	if err != nil {
 		return nil, nil, errors.Join(err, unmap(mem))

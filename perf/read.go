@@ -1,9 +1,5 @@
 package perf
 
-import (
-	"github.com/ebpf-zc/ebpf/internal/readers"
-)
-
 // Read returns the next record, copied. It blocks until a record arrives,
 // the deadline passes, Flush or Close is called.
 func (r *Reader) Read() (Record, error) {
@@ -34,7 +30,7 @@ func (r *Reader) ReadInto(rec *Record) error {
 				read, readErr = true, err
 				if err == nil {
 					rec.Remaining, rec.LostSamples = got.Remaining, got.LostSamples
-					rec.RawSample = readers.CopyDestination(rec.RawSample, len(got.RawSample), b.c.buf.mapped())
+					rec.RawSample = r.core.CopyDestinationLocked(rec.RawSample, len(got.RawSample), b.c.buf.mapped())
 					copy(rec.RawSample, got.RawSample)
 				}
 				rec.CPU = b.c.cpu

@@ -3,10 +3,15 @@
 package perf
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 )
 
 // Regression tests for issue 27's findings.
@@ -146,4 +151,40 @@ func TestReadIntoView(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSample(t, kept.RawSample, 64)
+}
+
+// TestReadIntoViewOfOtherReader: a view from one Reader's Records, its
+// Reader open or closed, handed to another Reader's ReadInto gets a copy
+// in new memory, never one written into the other reader's buffer (the
+// kernel's) or into unmapped memory. In a child process: that faults.
+func TestReadIntoViewOfOtherReader(t *testing.T) {
+	bpftest.InChild(t, time.Minute, func(t *testing.T) {
+		cpu := testCPUs(t)[0]
+		ma, mb, mc := newEventArray(t), newEventArray(t), newEventArray(t)
+		ra, rb := newTestReader(t, ma, 1<<16, ReaderOptions{}), newTestReader(t, mb, 1<<16, ReaderOptions{})
+		rc, err := NewReader(mc, 1<<16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []*ebpf.Map{ma, mc} {
+			runOn(t, newProducer(t, m, 64), cpu, 1)
+		}
+		open, closed := bpftest.First(t, ra.Records()), bpftest.First(t, rc.Records())
+		openView := open.RawSample
+		openCopy := bytes.Clone(openView)
+		if err := rc.Close(); err != nil {
+			t.Fatal(err)
+		}
+		pb := newProducer(t, mb, 64)
+		for _, rec := range []*Record{&open, &closed} {
+			runOn(t, pb, cpu, 1)
+			if err := rb.ReadInto(rec); err != nil {
+				t.Fatal(err)
+			}
+			checkSample(t, rec.RawSample, 64)
+		}
+		if !bytes.Equal(openCopy, openView) {
+			t.Fatal("ReadInto wrote into the open reader's view")
+		}
+	})
 }

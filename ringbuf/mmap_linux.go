@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
 // mapping holds the two mmap'd regions of a kernel ring buffer: the
@@ -42,6 +44,7 @@ func mapRing(fd int, size uint64, producer bool) (*mapping, *ring, error) {
 		unix.Munmap(consumerPage)
 		return nil, nil, fmt.Errorf("mmap producer page and data area (%d bytes): %w", page+2*size, err)
 	}
+	readers.AddRingMemory(producerArea)
 	m := &mapping{consumerPage: consumerPage, producerArea: producerArea}
 	rg, err := newRing(
 		(*uint64)(unsafe.Pointer(&consumerPage[0])),

@@ -1,7 +1,5 @@
 package ringbuf
 
-import "github.com/ebpf-zc/ebpf/internal/readers"
-
 // Read returns the next record, copied. It blocks until a record arrives,
 // the deadline passes, Flush or Close is called.
 func (r *Reader) Read() (Record, error) {
@@ -37,7 +35,7 @@ func (r *Reader) ReadInto(rec *Record) error {
 		}
 		pos, end, length = clPos, cl.End, clLength
 	}
-	rec.RawSample = readers.CopyDestination(rec.RawSample, int(length), c.ring.mapped())
+	rec.RawSample = r.core.CopyDestinationLocked(rec.RawSample, int(length), c.ring.mapped())
 	copy(rec.RawSample, c.ring.sample(pos, length))
 	rec.Remaining = int(c.producerPos - end)
 	// publishLocked(0), written out: it is too large to inline, and

@@ -16,6 +16,7 @@ import (
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 	"github.com/ebpf-zc/ebpf/internal/readers"
 )
@@ -419,4 +420,42 @@ func TestCorruptConsumerPosition(t *testing.T) {
 	if _, err := r2.Read(); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Read with the consumer ahead of the producer: %v", err)
 	}
+}
+
+// TestReadIntoViewOfOtherReader: a view from one Reader's Records, whose
+// Reader is open or closed, handed to another Reader's ReadInto gets a
+// copy in new memory: the view's memory is read-only (an open ring's) or
+// unmapped (a closed one's). In a child process: writing there faults.
+func TestReadIntoViewOfOtherReader(t *testing.T) {
+	bpftest.InChild(t, time.Minute, func(t *testing.T) {
+		ma, mb, mc := newRingMap(t, 4096), newRingMap(t, 4096), newRingMap(t, 4096)
+		pb := newProducer(t, progs.RingbufSpec{Ring: mb, Size: 40, Pattern: true})
+		ra, rb := newTestReader(t, ma), newTestReader(t, mb)
+		rc, err := NewReader(mc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []*ebpf.Map{ma, mc} {
+			p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 40, Pattern: true})
+			produce(t, p, 1)
+		}
+		open, closed := bpftest.First(t, ra.Records()), bpftest.First(t, rc.Records())
+		openView := open.RawSample
+		openCopy := bytes.Clone(openView)
+		if err := rc.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range []*Record{&open, &closed} {
+			produce(t, pb, 1)
+			if err := rb.ReadInto(rec); err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.RawSample) != 40 || readers.Overlaps(rec.RawSample, rb.consumers[0].ring.mapped()) {
+				t.Fatalf("ReadInto gave %d bytes at %p", len(rec.RawSample), rec.RawSample)
+			}
+		}
+		if !bytes.Equal(openCopy, openView) {
+			t.Fatal("the open reader's view changed")
+		}
+	})
 }

@@ -29,9 +29,10 @@ type Engine struct {
 	buffers    Buffers
 	free       func() error
 	pinnedPoll time.Duration
-	turn       int  // the buffer the next claim looks at first
-	users      int  // claims read outside Mu
-	released   bool // resources freed
+	turn       int   // the buffer the next claim looks at first
+	users      int   // claims read outside Mu
+	released   bool  // resources freed
+	lastCopy   *byte // where CopyDestinationLocked last copied: no view
 }
 
 // Init starts the engine. free frees the reader's resources; pinnedPoll
@@ -280,12 +281,33 @@ func (e *Engine) endLoop(b Batcher, op *WaitState) {
 }
 
 // CopyDestination returns where a copy of n bytes goes: dst if it holds
-// them and does not overlap area (the views' mapping), else new memory.
+// them and is no view, of area (the reader's mapping) or of any ring
+// memory (AddRingMemory), else new memory.
 func CopyDestination(dst []byte, n int, area []byte) []byte {
-	if n > cap(dst) || Overlaps(dst, area) {
+	if n > cap(dst) || Overlaps(dst, area) || inRingMemory(dst) {
 		return make([]byte, n)
 	}
 	return dst[:n]
+}
+
+// CopyDestinationLocked is CopyDestination for ReadInto. A loop reading
+// into one record hands back what the last copy returned, known to be no
+// view: that skips the search of ring memory (12 % of a 16-byte ReadInto).
+func (e *Engine) CopyDestinationLocked(dst []byte, n int, area []byte) []byte {
+	if n <= cap(dst) && unsafe.SliceData(dst) == e.lastCopy {
+		return dst[:n]
+	}
+	return e.checkedCopyDestinationLocked(dst, n, area)
+}
+
+// checkedCopyDestinationLocked is CopyDestinationLocked for a destination
+// it has not checked; apart, so that the check above inlines.
+//
+//go:noinline
+func (e *Engine) checkedCopyDestinationLocked(dst []byte, n int, area []byte) []byte {
+	dst = CopyDestination(dst, n, area)
+	e.lastCopy = unsafe.SliceData(dst)
+	return dst
 }
 
 // Overlaps reports whether b, up to its capacity, overlaps area.

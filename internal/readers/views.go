@@ -1,0 +1,58 @@
+package readers
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// ringMemory is every range of buffer memory the readers of this process
+// mapped, mapped now or unmapped since. A view (a RawSample from Records,
+// a sample of a Batch, a peeked record) lies in one, and a copy must never
+// go into a view, of its own reader or another, open or closed: the memory
+// is read-only, the kernel's, or gone. Ranges are only added; one that Go
+// later reuses for its own memory just makes CopyDestination allocate.
+var ringMemory struct {
+	mu    sync.Mutex // serializes additions
+	spans atomic.Pointer[[]span]
+}
+
+type span struct{ start, end uintptr }
+
+// AddRingMemory records area, a buffer's mapping, as ring memory.
+func AddRingMemory(area []byte) {
+	if len(area) == 0 {
+		return
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(area)))
+	s := span{start, start + uintptr(len(area))}
+	ringMemory.mu.Lock()
+	defer ringMemory.mu.Unlock()
+	var spans []span
+	if old := ringMemory.spans.Load(); old != nil {
+		for _, o := range *old {
+			if o.start <= s.start && s.end <= o.end {
+				return // a mapping at the same place as an earlier one
+			}
+		}
+		spans = append(spans, *old...)
+	}
+	spans = append(spans, s)
+	ringMemory.spans.Store(&spans)
+}
+
+// inRingMemory reports whether b, up to its capacity, overlaps ring memory.
+func inRingMemory(b []byte) bool {
+	spans := ringMemory.spans.Load()
+	if cap(b) == 0 || spans == nil {
+		return false
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	end := start + uintptr(cap(b))
+	for _, s := range *spans {
+		if start < s.end && s.start < end {
+			return true
+		}
+	}
+	return false
+}
