@@ -3,6 +3,7 @@ package perf
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"os"
 	"runtime"
@@ -82,6 +83,9 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 		return nil, fmt.Errorf("perf: map type %s is not %s", array.Type(), ebpf.PerfEventArray)
 	case perCPUBuffer < 1:
 		return nil, errors.New("perf: perCPUBuffer must be larger than 0")
+	case uint64(opts.WakeupEvents) > math.MaxUint32 || uint64(opts.Watermark) > math.MaxUint32:
+		// perf_event_attr holds either in a u32; a negative one too
+		return nil, errors.New("perf: WakeupEvents and Watermark must be between 0 and 2^32-1")
 	case opts.WakeupEvents > 0 && opts.Watermark > 0:
 		return nil, errors.New("perf: WakeupEvents and Watermark cannot both be non-zero")
 	case opts.Watermark >= perCPUBuffer:

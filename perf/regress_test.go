@@ -188,3 +188,22 @@ func TestReadIntoViewOfOtherReader(t *testing.T) {
 		}
 	})
 }
+
+// TestNewReaderBadOptions: a negative or out-of-range WakeupEvents or
+// Watermark gets an error, not a silently different wakeup.
+func TestNewReaderBadOptions(t *testing.T) {
+	m := newEventArray(t)
+	for _, opts := range []ReaderOptions{
+		{WakeupEvents: -1},
+		{Watermark: -1},
+		{WakeupEvents: math.MinInt},
+		{WakeupEvents: math.MaxUint32 + 1},
+		{WakeupEvents: math.MaxInt},
+	} {
+		r, err := NewReaderWithOptions(m, 1<<16, opts)
+		if err == nil {
+			r.Close()
+			t.Errorf("NewReaderWithOptions(%+v) succeeded", opts)
+		}
+	}
+}
