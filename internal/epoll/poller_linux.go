@@ -5,6 +5,7 @@ package epoll
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sync/atomic"
 	"time"
@@ -89,12 +90,7 @@ func (p *Poller) Wait(timeout time.Duration) error {
 		}
 	}
 	if !pwait2 {
-		// Round up, or the caller waits again for the remainder.
-		msec := -1
-		if timeout >= 0 {
-			msec = int((timeout + time.Millisecond - 1) / time.Millisecond)
-		}
-		if n, err = unix.EpollWait(p.epollFd, events[:], msec); err != nil {
+		if n, err = unix.EpollWait(p.epollFd, events[:], waitMsec(timeout)); err != nil {
 			err = fmt.Errorf("epoll_wait: %w", err)
 		}
 	}
@@ -105,6 +101,21 @@ func (p *Poller) Wait(timeout time.Duration) error {
 		return os.ErrDeadlineExceeded
 	}
 	return err
+}
+
+// waitMsec is epoll_wait's timeout for timeout: rounded up, or the caller
+// waits again for the remainder, and at most the C int's largest (a
+// longer wait ends early and the caller waits again), never negative (no
+// limit) but for timeout < 0.
+func waitMsec(timeout time.Duration) int {
+	if timeout < 0 {
+		return -1
+	}
+	msec := timeout / time.Millisecond
+	if timeout%time.Millisecond != 0 {
+		msec++
+	}
+	return int(min(msec, math.MaxInt32))
 }
 
 // Wake makes every current and future Wait return until Drain is called.
