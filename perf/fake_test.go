@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ebpf-zc/ebpf/internal/epoll"
+	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
 // fakeBuffer is one CPU's perf buffer in the kernel's layout without a
@@ -42,6 +43,7 @@ func newFakeBuffer(tb testing.TB, size int) *fakeBuffer {
 		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
 		tb.Fatal(err)
 	}
+	readers.AddRingMemory(mem[:page+size]) // as mapEvent does
 	f := &fakeBuffer{mem: mem, meta: mem[:page], data: mem[page : page+size], size: uint64(size)}
 	f.setU64(dataOffsetOffset, uint64(page))
 	f.setU64(dataSizeOffset, uint64(size))

@@ -207,3 +207,52 @@ func TestNewReaderBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestReadIntoViewOfOtherCPU: ReadInto into a record whose RawSample is a
+// view of one CPU's buffer, reading another CPU's record, copies into new
+// memory: the view's buffer is left as it was, in the body and after it.
+func TestReadIntoViewOfOtherCPU(t *testing.T) {
+	const size = 1 << 12
+	fakes := []*fakeBuffer{newFakeBuffer(t, size), newFakeBuffer(t, size)}
+	for i, f := range fakes {
+		var head uint64
+		for range 2 {
+			head = f.writeSample(head, bytes.Repeat([]byte{byte('a' + i)}, 16))
+		}
+		f.setPositions(head, 0)
+	}
+	r, err := fakeReader(t, false, fakes...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := bytes.Clone(fakes[0].data)
+	var kept Record
+	for rec, err := range r.Records() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.CPU != 0 {
+			t.Fatalf("the loop began on CPU %d, want 0", rec.CPU)
+		}
+		kept = *rec
+		if err := r.ReadInto(rec); err != nil { // CPU 1's turn
+			t.Fatal(err)
+		}
+		if rec.CPU != 1 || rec.RawSample[0] != 'b' {
+			t.Fatalf("ReadInto in the body read CPU %d's %q, want CPU 1's", rec.CPU, rec.RawSample)
+		}
+		break
+	}
+	if !bytes.Equal(fakes[0].data, before) {
+		t.Fatal("ReadInto in the body wrote into CPU 0's buffer, through the view")
+	}
+	if err := r.ReadInto(&kept); err != nil {
+		t.Fatal(err)
+	}
+	if kept.CPU != 1 || kept.RawSample[0] != 'b' {
+		t.Fatalf("ReadInto after the loop read CPU %d's %q, want CPU 1's", kept.CPU, kept.RawSample)
+	}
+	if !bytes.Equal(fakes[0].data, before) {
+		t.Fatal("ReadInto after the loop wrote into CPU 0's buffer, through a kept view")
+	}
+}
