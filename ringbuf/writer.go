@@ -286,7 +286,7 @@ func (w *Writer) Discard(r Reservation) error {
 // is refused even after the kernel took it and a later record sits at
 // the same offset. One compare-and-swap of the whole header commits.
 func (w *Writer) commit(r Reservation, flag uint32) bool {
-	if unsafe.SliceData(r.RawSample) != (*byte)(unsafe.Add(w.rg.data, r.pos&w.rg.mask+headerSize)) {
+	if !w.owns(r) {
 		return false
 	}
 	hdr := w.headerAt(r.pos)
@@ -298,6 +298,12 @@ func (w *Writer) commit(r Reservation, flag uint32) bool {
 	return atomic.CompareAndSwapUint64(hdr, word, headerWord(length&^busyBit|flag, lap))
 }
 
+// owns reports whether r's RawSample starts where a record at r.pos
+// would in this Writer's mapping.
+func (w *Writer) owns(r Reservation) bool {
+	return unsafe.SliceData(r.RawSample) == (*byte)(unsafe.Add(w.rg.data, r.pos&w.rg.mask+headerSize))
+}
+
 // notCommitted says why r could not be committed.
 func (w *Writer) notCommitted(r Reservation) error {
 	switch {
@@ -306,7 +312,7 @@ func (w *Writer) notCommitted(r Reservation) error {
 	case w.closed.Load():
 		// Close discarded r, and retired the ring.
 		return ErrClosed
-	case unsafe.SliceData(r.RawSample) != (*byte)(unsafe.Add(w.rg.data, r.pos&w.rg.mask+headerSize)):
+	case !w.owns(r):
 		return fmt.Errorf("ringbuf: %w: reserved from another Writer, or RawSample resliced", ErrNotReserved)
 	}
 	return fmt.Errorf("ringbuf: %w: record at position %d was submitted or discarded already",
