@@ -5,6 +5,7 @@ package ringbuf
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -114,7 +115,7 @@ func TestWriterRecordSizes(t *testing.T) {
 	m := newUserRingMap(t, size)
 	w := newTestWriter(t, m)
 	d := newDrain(t, m, progs.DrainSequence)
-	for _, n := range []int{-1, size - headerSize + 1, size} {
+	for _, n := range []int{-1, math.MinInt, size - headerSize + 1, size, 1<<32 - 1, math.MaxInt - 7, math.MaxInt} {
 		if _, err := w.Reserve(n); !errors.Is(err, ErrRecordTooLarge) {
 			t.Errorf("Reserve(%d): %v, want ErrRecordTooLarge", n, err)
 		}
