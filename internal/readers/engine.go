@@ -239,11 +239,11 @@ func (e *Engine) Close(stop func() error) error {
 }
 
 // Batcher is one loop's batch, called with Mu held: Finish ends the batch
-// held, if any (stalled: it read nothing before a busy record), Claim is
-// ClaimLocked's claim.
+// held, if any (stalled: it read nothing before a busy record), Claim
+// claims one of buffer i (ClaimTurnLocked's claim).
 type Batcher interface {
 	Finish() (stalled bool)
-	Claim() (ok, busy bool, err error)
+	Claim(i int, alone bool) (ok, busy bool, err error)
 }
 
 // Loop is every iterator's loop: it claims a batch and calls body
@@ -270,7 +270,9 @@ func (e *Engine) Loop(b Batcher, body func(err error) bool) {
 func (e *Engine) nextBatch(b Batcher, op *WaitState) error {
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
-	return e.ClaimLocked(op, b.Finish(), b.Claim)
+	return e.ClaimLocked(op, b.Finish(), func() (ok, busy bool, err error) {
+		return e.ClaimTurnLocked(true, b.Claim)
+	})
 }
 
 func (e *Engine) endLoop(b Batcher, op *WaitState) {
