@@ -146,8 +146,3 @@ func (a dataArea) sample(pos uint64, length uint32) []byte {
 	p := unsafe.Add(a.data, pos&a.mask+headerSize)
 	return unsafe.Slice((*byte)(p), length)
 }
-
-// mapped returns the data area, mapped twice, where the views lie.
-func (rg *ring) mapped() []byte {
-	return unsafe.Slice((*byte)(rg.data), 2*rg.size)
-}

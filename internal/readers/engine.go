@@ -283,10 +283,10 @@ func (e *Engine) endLoop(b Batcher, op *WaitState) {
 }
 
 // CopyDestination returns where a copy of n bytes goes: dst if it holds
-// them and is no view, of area (the reader's mapping) or of any ring
-// memory (AddRingMemory), else new memory.
-func CopyDestination(dst []byte, n int, area []byte) []byte {
-	if n > cap(dst) || Overlaps(dst, area) || inRingMemory(dst) {
+// them and is no view, of any reader's buffer (AddRingMemory), else new
+// memory.
+func CopyDestination(dst []byte, n int) []byte {
+	if n > cap(dst) || inRingMemory(dst) {
 		return make([]byte, n)
 	}
 	return dst[:n]
@@ -295,29 +295,19 @@ func CopyDestination(dst []byte, n int, area []byte) []byte {
 // CopyDestinationLocked is CopyDestination for ReadInto. A loop reading
 // into one record hands back what the last copy returned, known to be no
 // view: that skips the search of ring memory (12 % of a 16-byte ReadInto).
-func (e *Engine) CopyDestinationLocked(dst []byte, n int, area []byte) []byte {
+func (e *Engine) CopyDestinationLocked(dst []byte, n int) []byte {
 	if n <= cap(dst) && unsafe.SliceData(dst) == e.lastCopy {
 		return dst[:n]
 	}
-	return e.checkedCopyDestinationLocked(dst, n, area)
+	return e.checkedCopyDestinationLocked(dst, n)
 }
 
 // checkedCopyDestinationLocked is CopyDestinationLocked for a destination
 // it has not checked; apart, so that the check above inlines.
 //
 //go:noinline
-func (e *Engine) checkedCopyDestinationLocked(dst []byte, n int, area []byte) []byte {
-	dst = CopyDestination(dst, n, area)
+func (e *Engine) checkedCopyDestinationLocked(dst []byte, n int) []byte {
+	dst = CopyDestination(dst, n)
 	e.lastCopy = unsafe.SliceData(dst)
 	return dst
-}
-
-// Overlaps reports whether b, up to its capacity, overlaps area.
-func Overlaps(b, area []byte) bool {
-	if cap(b) == 0 || len(area) == 0 {
-		return false
-	}
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	areaStart := uintptr(unsafe.Pointer(unsafe.SliceData(area)))
-	return start < areaStart+uintptr(len(area)) && areaStart < start+uintptr(cap(b))
 }
