@@ -292,9 +292,8 @@ func CopyDestination(dst []byte, n int) []byte {
 	return dst[:n]
 }
 
-// CopyDestinationLocked is CopyDestination for ReadInto. A loop reading
-// into one record hands back what the last copy returned, known to be no
-// view: that skips the search of ring memory (12 % of a 16-byte ReadInto).
+// CopyDestinationLocked is CopyDestination for ReadInto, without the
+// search of ring memory when dst is what the last copy returned.
 func (e *Engine) CopyDestinationLocked(dst []byte, n int) []byte {
 	if n <= cap(dst) && unsafe.SliceData(dst) == e.lastCopy {
 		return dst[:n]
