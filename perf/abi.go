@@ -134,9 +134,6 @@ func (b *buffer) view(pos uint64, length uint32, scratch *[]byte) []byte {
 	return unsafe.Slice((*byte)(unsafe.Add(b.data, off)), length)
 }
 
-// mapped returns the data area, where the views lie.
-func (b *buffer) mapped() []byte { return unsafe.Slice((*byte)(b.data), b.size) }
-
 // record is what a header and the fields after it say.
 type record struct {
 	typ  uint32

@@ -67,9 +67,8 @@ func (res *resources) putEntries(put bool) error {
 	return nil
 }
 
-// init starts the engine on mapped buffers. A wait while a claim is held
-// needs no bound: perf_output_wakeup counts what was written, whatever
-// the reader published.
+// init starts the engine on mapped buffers; a wait while a claim is held
+// needs no bound (docs/architecture.md, "The perf reader").
 func (e *engine) init(bufs []*buffer, res *resources, overwritable bool) error {
 	for i, buf := range bufs {
 		c, err := newConsumer(buf, res.cpus[i], overwritable)

@@ -30,7 +30,7 @@ func (r *Reader) ReadInto(rec *Record) error {
 				read, readErr = true, err
 				if err == nil {
 					rec.Remaining, rec.LostSamples = got.Remaining, got.LostSamples
-					rec.RawSample = r.core.CopyDestinationLocked(rec.RawSample, len(got.RawSample), b.c.buf.mapped())
+					rec.RawSample = r.core.CopyDestinationLocked(rec.RawSample, len(got.RawSample))
 					copy(rec.RawSample, got.RawSample)
 				}
 				rec.CPU = b.c.cpu

@@ -160,16 +160,13 @@ type batchLoop struct {
 	batch
 }
 
-// Claim claims a batch, CPUs taking turns.
-func (l *batchLoop) Claim() (ok, busy bool, err error) {
-	e := l.e
-	if err := e.checkPausedLocked(); err != nil {
+// Claim claims a batch of CPU i's buffer.
+func (l *batchLoop) Claim(i int, alone bool) (ok, busy bool, err error) {
+	if err := l.e.checkPausedLocked(); err != nil {
 		return false, false, err
 	}
-	return e.core.ClaimTurnLocked(true, func(i int, alone bool) (bool, bool, error) {
-		l.batch, ok = e.claimLocked(i, alone)
-		return ok, false, e.consumers[i].err
-	})
+	l.batch, ok = l.e.claimLocked(i, alone)
+	return ok, false, l.e.consumers[i].err
 }
 
 // Finish ends the loop's batch, if it holds one.

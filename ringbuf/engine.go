@@ -169,8 +169,6 @@ func (c *consumer) publish() {
 // the producer position once the last is used up (a corrupt one: c.err).
 func (c *consumer) produced() bool {
 	if c.claims.Pos() == c.producerPos && c.err == nil {
-		// Checked against the kernel's consumer position, not ours: a fast
-		// Consume publishes before the view it ends is settled (peek.go).
 		producer, err := c.ring.loadProducer(c.claims.ConsumerPos())
 		if err != nil {
 			c.err = err

@@ -6,15 +6,9 @@ import (
 )
 
 // peekView is the Reader's peeked view, under the engine's mutex but for
-// lease and ended (docs/architecture.md, "The fast Consume"). A view of
-// the record at the consumer position the kernel holds, taken with no
-// other claim out, is fast: it is not listed in the claims, and Consume
-// ends it without the mutex, publishing its end and then counting it in
-// ended with one compare-and-swap; the next holder of the mutex settles
-// it. A holder that cannot wait (Close, a publish of records after the
-// view) takes it over with a compare-and-swap of its own: the view is then
-// listed as a held claim, and Consume, finding ended moved, ends it under
-// the mutex.
+// lease and ended. A fast view is not listed in the claims: Consume ends
+// it without the mutex, or a holder that cannot wait takes it over
+// (docs/architecture.md, "The fast Consume").
 type peekView struct {
 	peeking bool // a PeekInto is in progress, or its view is held
 	held    bool // PeekInto handed out a view not yet consumed
@@ -61,8 +55,7 @@ func (r *Reader) PeekInto(rec *Record) error {
 // peekNextLocked is PeekInto's common case: Consume ended a fast view,
 // nothing was read since, and the next record is ready. It becomes the
 // next fast view, and the view's user passes to it. Apart and without
-// defer; with readyRecord inlined, peek gained 19-38 % at every size
-// (testdata/ringbuf/peek-next), which of the two gained what unmeasured.
+// defer, for speed (docs/architecture.md).
 func (r *Reader) peekNextLocked(rec *Record) bool {
 	v := &r.peek
 	c := &r.consumers[0]

@@ -35,7 +35,7 @@ func (r *Reader) ReadInto(rec *Record) error {
 		}
 		pos, end, length = clPos, cl.End, clLength
 	}
-	rec.RawSample = r.core.CopyDestinationLocked(rec.RawSample, int(length), c.ring.mapped())
+	rec.RawSample = r.core.CopyDestinationLocked(rec.RawSample, int(length))
 	copy(rec.RawSample, c.ring.sample(pos, length))
 	rec.Remaining = int(c.producerPos - end)
 	// publishLocked(0), written out: it is too large to inline, and

@@ -18,7 +18,6 @@ import (
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
-	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
 func TestReadInOrder(t *testing.T) {
@@ -77,7 +76,7 @@ func TestReadCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if readers.Overlaps(first.RawSample, r.consumers[0].ring.mapped()) {
+	if r.consumers[0].ring.isView(first.RawSample) {
 		t.Fatal("Read returned a view into the ring")
 	}
 	// Overwrite the ring many times: the copy must not change.
@@ -112,7 +111,7 @@ func TestReadCopies(t *testing.T) {
 	if err := r.ReadInto(&rec); err != nil { // reads the record after the peeked one
 		t.Fatal(err)
 	}
-	if !bytes.Equal(view.RawSample, viewCopy) || readers.Overlaps(rec.RawSample, r.consumers[0].ring.mapped()) {
+	if !bytes.Equal(view.RawSample, viewCopy) || r.consumers[0].ring.isView(rec.RawSample) {
 		t.Fatal("ReadInto wrote into a peek view")
 	}
 }
@@ -136,7 +135,7 @@ func TestPeekConsume(t *testing.T) {
 		if len(a.RawSample) != 13 || cap(a.RawSample) != 13 {
 			t.Fatalf("view len %d cap %d, want 13 and 13", len(a.RawSample), cap(a.RawSample))
 		}
-		if !readers.Overlaps(a.RawSample, r.consumers[0].ring.mapped()) {
+		if !r.consumers[0].ring.isView(a.RawSample) {
 			t.Fatal("the view is not in the ring")
 		}
 		if seq, err := progs.CheckRecord(a.RawSample, 13, true); err != nil || seq != want {
@@ -450,7 +449,7 @@ func TestReadIntoViewOfOtherReader(t *testing.T) {
 			if err := rb.ReadInto(rec); err != nil {
 				t.Fatal(err)
 			}
-			if len(rec.RawSample) != 40 || readers.Overlaps(rec.RawSample, rb.consumers[0].ring.mapped()) {
+			if len(rec.RawSample) != 40 || rb.consumers[0].ring.isView(rec.RawSample) {
 				t.Fatalf("ReadInto gave %d bytes at %p", len(rec.RawSample), rec.RawSample)
 			}
 		}

@@ -45,32 +45,29 @@ type batchLoop struct {
 	Batch
 }
 
-// Claim claims a batch, rings taking turns.
-func (l *batchLoop) Claim() (ok, busy bool, err error) {
-	e := l.e
-	return e.core.ClaimTurnLocked(true, func(i int, alone bool) (ok, busy bool, err error) {
-		c := &e.consumers[i]
-		var cl claim
-		if c.err == nil {
-			cl, ok, busy = c.claimBatch(alone)
-		}
-		if c.err != nil || !ok {
-			return false, busy, e.ringErr(i, c.err)
-		}
-		l.Batch = Batch{
-			ring:     c.ring,
-			index:    i,
-			claim:    cl,
-			pos:      cl.Start,
-			limit:    min(cl.End, cl.Start+c.batchBytes),
-			producer: c.producerPos,
-			holding:  true,
-		}
-		if e.keys != nil {
-			l.key = e.keys[i]
-		}
-		return true, false, nil
-	})
+// Claim claims a batch of ring i.
+func (l *batchLoop) Claim(i int, alone bool) (ok, busy bool, err error) {
+	e, c := l.e, &l.e.consumers[i]
+	var cl claim
+	if c.err == nil {
+		cl, ok, busy = c.claimBatch(alone)
+	}
+	if c.err != nil || !ok {
+		return false, busy, e.ringErr(i, c.err)
+	}
+	l.Batch = Batch{
+		ring:     c.ring,
+		index:    i,
+		claim:    cl,
+		pos:      cl.Start,
+		limit:    min(cl.End, cl.Start+c.batchBytes),
+		producer: c.producerPos,
+		holding:  true,
+	}
+	if e.keys != nil {
+		l.key = e.keys[i]
+	}
+	return true, false, nil
 }
 
 // Finish ends the loop's batch, if it holds one. A walk that stopped at

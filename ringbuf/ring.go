@@ -99,10 +99,8 @@ func newRing(consumerPos, producerPos *uint64, data unsafe.Pointer, size uint64)
 
 // loadProducer reads the producer position with acquire semantics, so that
 // every header below it is visible, and checks it: not below near, the
-// reader's own consumer position, and within a ring of the consumer
-// position the kernel holds, read after it. A fast Consume, or another
-// reader of the map, moves that one without the reader's mutex, forwards
-// only, and may even pass the producer position read before it.
+// reader's consumer position, and within a ring of the kernel's, loaded
+// after it (a fast Consume moves that one without the mutex).
 func (rg *ring) loadProducer(near uint64) (uint64, error) {
 	producer := rg.producerPos.load(near)
 	consumer := rg.consumerPos.load(near)
@@ -145,9 +143,4 @@ func (rg *ring) corrupt(pos, end uint64, h header) error {
 func (a dataArea) sample(pos uint64, length uint32) []byte {
 	p := unsafe.Add(a.data, pos&a.mask+headerSize)
 	return unsafe.Slice((*byte)(p), length)
-}
-
-// mapped returns the data area, mapped twice, where the views lie.
-func (rg *ring) mapped() []byte {
-	return unsafe.Slice((*byte)(rg.data), 2*rg.size)
 }

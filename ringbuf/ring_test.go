@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ebpf-zc/ebpf/internal/epoll"
+	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
 // fakeRing is a ring in the kernel's layout without a kernel: a memfd
@@ -64,6 +65,7 @@ func (f *fakeRing) reader(tb testing.TB) (*Reader, error) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	readers.AddRingMemory(f.data) // as mapRing does
 	r := &Reader{engine: &engine{}}
 	if err := r.init([]*ring{rg}, &resources{poller: poller, mappings: []*mapping{{}}}); err != nil {
 		poller.Close()
@@ -71,6 +73,13 @@ func (f *fakeRing) reader(tb testing.TB) (*Reader, error) {
 	}
 	tb.Cleanup(func() { r.Close() })
 	return r, nil
+}
+
+// isView reports whether b, up to its capacity, overlaps the data area,
+// mapped twice.
+func (rg *ring) isView(b []byte) bool {
+	start, data := uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(rg.data)
+	return cap(b) > 0 && start < data+uintptr(2*rg.size) && data < start+uintptr(cap(b))
 }
 
 func (f *fakeRing) producer() uint64 { return atomic.LoadUint64(&f.positions[1]) }

@@ -239,11 +239,11 @@ func (e *Engine) Close(stop func() error) error {
 }
 
 // Batcher is one loop's batch, called with Mu held: Finish ends the batch
-// held, if any (stalled: it read nothing before a busy record), Claim is
-// ClaimLocked's claim.
+// held, if any (stalled: it read nothing before a busy record), Claim
+// claims one of buffer i (ClaimTurnLocked's claim).
 type Batcher interface {
 	Finish() (stalled bool)
-	Claim() (ok, busy bool, err error)
+	Claim(i int, alone bool) (ok, busy bool, err error)
 }
 
 // Loop is every iterator's loop: it claims a batch and calls body
@@ -270,7 +270,9 @@ func (e *Engine) Loop(b Batcher, body func(err error) bool) {
 func (e *Engine) nextBatch(b Batcher, op *WaitState) error {
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
-	return e.ClaimLocked(op, b.Finish(), b.Claim)
+	return e.ClaimLocked(op, b.Finish(), func() (ok, busy bool, err error) {
+		return e.ClaimTurnLocked(true, b.Claim)
+	})
 }
 
 func (e *Engine) endLoop(b Batcher, op *WaitState) {
@@ -281,41 +283,30 @@ func (e *Engine) endLoop(b Batcher, op *WaitState) {
 }
 
 // CopyDestination returns where a copy of n bytes goes: dst if it holds
-// them and is no view, of area (the reader's mapping) or of any ring
-// memory (AddRingMemory), else new memory.
-func CopyDestination(dst []byte, n int, area []byte) []byte {
-	if n > cap(dst) || Overlaps(dst, area) || inRingMemory(dst) {
+// them and is no view, of any reader's buffer (AddRingMemory), else new
+// memory.
+func CopyDestination(dst []byte, n int) []byte {
+	if n > cap(dst) || inRingMemory(dst) {
 		return make([]byte, n)
 	}
 	return dst[:n]
 }
 
-// CopyDestinationLocked is CopyDestination for ReadInto. A loop reading
-// into one record hands back what the last copy returned, known to be no
-// view: that skips the search of ring memory (12 % of a 16-byte ReadInto).
-func (e *Engine) CopyDestinationLocked(dst []byte, n int, area []byte) []byte {
+// CopyDestinationLocked is CopyDestination for ReadInto, without the
+// search of ring memory when dst is what the last copy returned.
+func (e *Engine) CopyDestinationLocked(dst []byte, n int) []byte {
 	if n <= cap(dst) && unsafe.SliceData(dst) == e.lastCopy {
 		return dst[:n]
 	}
-	return e.checkedCopyDestinationLocked(dst, n, area)
+	return e.checkedCopyDestinationLocked(dst, n)
 }
 
 // checkedCopyDestinationLocked is CopyDestinationLocked for a destination
 // it has not checked; apart, so that the check above inlines.
 //
 //go:noinline
-func (e *Engine) checkedCopyDestinationLocked(dst []byte, n int, area []byte) []byte {
-	dst = CopyDestination(dst, n, area)
+func (e *Engine) checkedCopyDestinationLocked(dst []byte, n int) []byte {
+	dst = CopyDestination(dst, n)
 	e.lastCopy = unsafe.SliceData(dst)
 	return dst
-}
-
-// Overlaps reports whether b, up to its capacity, overlaps area.
-func Overlaps(b, area []byte) bool {
-	if cap(b) == 0 || len(area) == 0 {
-		return false
-	}
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	areaStart := uintptr(unsafe.Pointer(unsafe.SliceData(area)))
-	return start < areaStart+uintptr(len(area)) && areaStart < start+uintptr(cap(b))
 }
