@@ -10,9 +10,10 @@ import (
 // it without the mutex, or a holder that cannot wait takes it over
 // (docs/architecture.md, "The fast Consume").
 type peekView struct {
-	peeking bool // a PeekInto is in progress, or its view is held
-	held    bool // PeekInto handed out a view not yet consumed
-	fast    bool // held, unlisted, and Consume may end it without the mutex
+	peeking bool   // a PeekInto is in progress, or its view is held
+	held    bool   // PeekInto handed out a view not yet consumed
+	fast    bool   // held, unlisted, and Consume may end it without the mutex
+	lines   uint32 // what loadLines read, kept (in the bools' padding)
 	claim   claim
 	ticket  uint64 // ended when the fast view was handed out
 
@@ -67,6 +68,7 @@ func (r *Reader) peekNextLocked(rec *Record) bool {
 		return false
 	}
 	end := pos + h.total()
+	v.lines = c.ring.loadLines(pos, h.total())
 	c.publishedPos = pos // Consume published it
 	c.claims.Skip(end)
 	v.ticket++

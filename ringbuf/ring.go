@@ -138,6 +138,27 @@ func (rg *ring) corrupt(pos, end uint64, h header) error {
 		ErrCorrupt, pos, h.length(), end-pos-headerSize)
 }
 
+// The records PeekInto reads whole (loadLines): more than three cache
+// lines, header included, and at most 256 bytes of payload.
+const (
+	streamMin = 3 * 64
+	streamMax = 256 + headerSize
+)
+
+// loadLines loads a word of each cache line after the header's of the
+// record at pos, total bytes long, if streamMin < total <= streamMax, and
+// returns them ORed for the caller to keep: loads whose values go nowhere
+// are compiled away. Why a peek reads what its user may not:
+// docs/architecture.md, concept 8.
+func (a dataArea) loadLines(pos, total uint64) (kept uint32) {
+	if total > streamMin && total <= streamMax {
+		for off := uint64(64); off < total; off += 64 {
+			kept |= *(*uint32)(unsafe.Add(a.data, (pos+off)&a.mask))
+		}
+	}
+	return kept
+}
+
 // sample returns the payload of the record at pos as a slice of the
 // mapping, its capacity its length, so that an append copies.
 func (a dataArea) sample(pos uint64, length uint32) []byte {
