@@ -157,6 +157,41 @@ func TestPeekConsume(t *testing.T) {
 	}
 }
 
+// TestPeekRecordsReadWhole peeks records of the sizes PeekInto reads whole
+// (loadLines) and around them, through a small ring many times over, so
+// that records wrap past its end: every view holds its own record, in
+// order.
+func TestPeekRecordsReadWhole(t *testing.T) {
+	for _, size := range []int{184, 185, 250, 256, 257} {
+		t.Run(fmt.Sprintf("size=%d", size), func(t *testing.T) {
+			m := newRingMap(t, 4096)
+			p := newProducer(t, progs.RingbufSpec{Ring: m, Size: size, Pattern: true})
+			r := newTestReader(t, m)
+			perRound := 4096 / ((size+7)&^7 + 8)
+			var want uint64
+			for range 20 {
+				produce(t, p, perRound)
+				for range perRound {
+					var rec Record
+					if err := r.PeekInto(&rec); err != nil {
+						t.Fatal(err)
+					}
+					if seq, err := progs.CheckRecord(rec.RawSample, size, true); err != nil || seq != want {
+						t.Fatalf("peeked seq %d (%v), want %d", seq, err, want)
+					}
+					if err := r.Consume(); err != nil {
+						t.Fatal(err)
+					}
+					want++
+				}
+			}
+			if n := r.AvailableBytes(); n != 0 {
+				t.Errorf("AvailableBytes %d after consuming everything", n)
+			}
+		})
+	}
+}
+
 // TestPeekThenOtherReads: a peeked record stays with the peeker while Read
 // or Records on the same Reader return the records after it, in order, and
 // consuming it afterwards gives all the space back to the kernel.
