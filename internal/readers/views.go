@@ -19,7 +19,10 @@ var ringMemory struct {
 
 type span struct{ start, end uintptr }
 
-// AddRingMemory records area, a buffer's mapping, as ring memory.
+// AddRingMemory records area, a buffer's mapping, as ring memory. Spans
+// it overlaps or touches merge with it, so that a process that maps and
+// unmaps readers for as long as it runs keeps as many spans as the
+// address space has separate places it mapped them, not one a reader.
 func AddRingMemory(area []byte) {
 	if len(area) == 0 {
 		return
@@ -31,11 +34,12 @@ func AddRingMemory(area []byte) {
 	var spans []span
 	if old := ringMemory.spans.Load(); old != nil {
 		for _, o := range *old {
-			if o.start <= s.start && s.end <= o.end {
-				return // a mapping at the same place as an earlier one
+			if o.start <= s.end && s.start <= o.end {
+				s = span{min(s.start, o.start), max(s.end, o.end)}
+			} else {
+				spans = append(spans, o)
 			}
 		}
-		spans = append(spans, *old...)
 	}
 	spans = append(spans, s)
 	ringMemory.spans.Store(&spans)
