@@ -12,11 +12,10 @@ import (
 
 // engine is a consumer per CPU under readers.Engine.
 type engine struct {
-	core      readers.Engine
-	consumers []consumer
-	res       *resources
-	paused    bool
-
+	core        readers.Engine
+	consumers   []consumer
+	res         *resources
+	paused      bool
 	readRec     Record // ReadInto's view of the record it copies
 	readScratch []byte // and of one that wraps
 }
@@ -89,14 +88,6 @@ func (b *engineBuffers) Len() int         { return len(b.consumers) }
 func (b *engineBuffers) Publish(i int)    { b.consumers[i].publish() }
 func (b *engineBuffers) Ready(i int) bool { return b.consumers[i].ready() }
 func (b *engineBuffers) Err(i int) error  { return b.consumers[i].err }
-
-// checkPausedLocked refuses to read an overwritable buffer being written.
-func (e *engine) checkPausedLocked() error {
-	if e.consumers[0].overwrite && !e.paused {
-		return ErrMustBePaused
-	}
-	return nil
-}
 
 // setPaused deletes the events from the array (pause) or puts them back.
 func (e *engine) setPaused(pause bool, op string) error {

@@ -43,16 +43,18 @@ type batch struct {
 
 // claimLocked claims a batch of buffer i: a returned claim whole, else
 // what is produced, all of it if alone, else up to batchBytes.
-func (e *engine) claimLocked(i int, alone bool) (batch, bool) {
+func (e *engine) claimLocked(i int, alone bool) (batch, bool, error) {
 	c := &e.consumers[i]
 	var cl claim
 	switch r, returned := c.claims.Returned(); {
+	case c.overwrite && !e.paused:
+		return batch{}, false, ErrMustBePaused
 	case c.err != nil:
-		return batch{}, false
+		return batch{}, false, c.err
 	case returned:
 		cl = c.claims.Take(r.Start, r.End, true)
 	case !c.produced():
-		return batch{}, false
+		return batch{}, false, c.err
 	case alone:
 		cl = c.claims.Hold(c.head)
 	default:
@@ -67,7 +69,7 @@ func (e *engine) claimLocked(i int, alone bool) (batch, bool) {
 		bias:    c.bias,
 		head:    c.head,
 		holding: true,
-	}, true
+	}, true, nil
 }
 
 // releaseLocked ends b, giving back what the walk did not reach, and
@@ -162,11 +164,8 @@ type batchLoop struct {
 
 // Claim claims a batch of CPU i's buffer.
 func (l *batchLoop) Claim(i int, alone bool) (ok, busy bool, err error) {
-	if err := l.e.checkPausedLocked(); err != nil {
-		return false, false, err
-	}
-	l.batch, ok = l.e.claimLocked(i, alone)
-	return ok, false, l.e.consumers[i].err
+	l.batch, ok, err = l.e.claimLocked(i, alone)
+	return ok, false, err
 }
 
 // Finish ends the loop's batch, if it holds one.
