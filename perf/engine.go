@@ -121,20 +121,12 @@ type consumer struct {
 }
 
 func newConsumer(buf *buffer, cpu int, overwrite bool) (consumer, error) {
-	c := consumer{
-		buf:        buf,
-		cpu:        cpu,
-		overwrite:  overwrite,
-		batchBytes: readers.BatchBytes(buf.size),
-	}
+	c := consumer{buf: buf, cpu: cpu, overwrite: overwrite, batchBytes: readers.BatchBytes(buf.size)}
 	if overwrite {
 		c.lastHead = buf.loadHead(0)
 		return c, nil
 	}
 	tail := buf.loadTail()
-	if tail%recordAlign != 0 {
-		return c, fmt.Errorf("%w: data_tail %d is not 8-byte aligned", ErrCorrupt, tail)
-	}
 	if err := buf.checkHead(buf.loadHead(tail), tail); err != nil {
 		return c, err
 	}
@@ -145,10 +137,7 @@ func newConsumer(buf *buffer, cpu int, overwrite bool) (consumer, error) {
 
 // publish tells the kernel data_tail, unless overwritable.
 func (c *consumer) publish() {
-	if c.overwrite {
-		return
-	}
-	if pos := c.claims.ConsumerPos(); pos != c.published {
+	if pos := c.claims.ConsumerPos(); pos != c.published && !c.overwrite {
 		c.buf.storeTail(pos)
 		c.published = pos
 	}

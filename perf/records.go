@@ -72,8 +72,7 @@ func (e *engine) claimLocked(i int, alone bool) (batch, bool, error) {
 	}, true, nil
 }
 
-// releaseLocked ends b, giving back what the walk did not reach, and
-// publishes.
+// releaseLocked ends b: what the walk did not reach goes back; publishes.
 func (b *batch) releaseLocked() (gaveBack bool) {
 	c := b.c
 	b.holding = false
@@ -85,10 +84,10 @@ func (b *batch) releaseLocked() (gaveBack bool) {
 	return gaveBack
 }
 
-// walk yields b's records from b.pos on, and reports whether the body
-// asked for more. It stops at b.limit and at a corrupt record. The hot
-// loop: one header load a record, a size load a sample; the checks keep
-// every read inside the claim even if the buffer changes under us.
+// walk yields b's records from b.pos up to b.limit or a corrupt record,
+// and reports whether the body asked for more: one header load a record,
+// a size load a sample, every read inside the claim whatever the buffer
+// holds.
 func (b *batch) walk(rec *Record, scratch *[]byte, yield func(*Record, error) bool) bool {
 	buf := b.c.buf
 	rec.CPU = b.c.cpu
