@@ -107,11 +107,7 @@ func (r *Reader) AvailableBytes() int {
 	if !r.settlePeekLocked(false) {
 		consumed = r.peek.claim.Start // a fast view, unlisted, is held
 	}
-	producer := c.ring.producerPos.load(consumed)
-	if producer < consumed {
-		return 0
-	}
-	return int(producer - consumed)
+	return int(max(c.ring.producerPos.load(consumed), consumed) - consumed)
 }
 
 // SetDeadline sets when blocked reads and loops give up with
