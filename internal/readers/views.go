@@ -20,9 +20,8 @@ var ringMemory struct {
 type span struct{ start, end uintptr }
 
 // AddRingMemory records area, a buffer's mapping, as ring memory. Spans
-// it overlaps or touches merge with it, so that a process that maps and
-// unmaps readers for as long as it runs keeps as many spans as the
-// address space has separate places it mapped them, not one a reader.
+// it overlaps or touches merge with it: a process that maps and unmaps
+// readers for ever keeps a span per place it mapped them, not per reader.
 func AddRingMemory(area []byte) {
 	if len(area) == 0 {
 		return
