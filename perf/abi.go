@@ -170,7 +170,7 @@ func (b *buffer) parse(pos, avail uint64) (record, error) {
 
 // checkHead checks a loaded data_head against the position read up to.
 func (b *buffer) checkHead(head, tail uint64) error {
-	if head-tail > b.size || head%recordAlign != 0 {
+	if head-tail > b.size || (head|tail)%recordAlign != 0 {
 		return fmt.Errorf("%w: data_head %d, data_tail %d, buffer of %d bytes", ErrCorrupt, head, tail, b.size)
 	}
 	return nil

@@ -12,11 +12,10 @@ import (
 
 // engine is a consumer per CPU under readers.Engine.
 type engine struct {
-	core      readers.Engine
-	consumers []consumer
-	res       *resources
-	paused    bool
-
+	core        readers.Engine
+	consumers   []consumer
+	res         *resources
+	paused      bool
 	readRec     Record // ReadInto's view of the record it copies
 	readScratch []byte // and of one that wraps
 }
@@ -90,14 +89,6 @@ func (b *engineBuffers) Publish(i int)    { b.consumers[i].publish() }
 func (b *engineBuffers) Ready(i int) bool { return b.consumers[i].ready() }
 func (b *engineBuffers) Err(i int) error  { return b.consumers[i].err }
 
-// checkPausedLocked refuses to read an overwritable buffer being written.
-func (e *engine) checkPausedLocked() error {
-	if e.consumers[0].overwrite && !e.paused {
-		return ErrMustBePaused
-	}
-	return nil
-}
-
 // setPaused deletes the events from the array (pause) or puts them back.
 func (e *engine) setPaused(pause bool, op string) error {
 	e.core.Mu.Lock()
@@ -130,20 +121,12 @@ type consumer struct {
 }
 
 func newConsumer(buf *buffer, cpu int, overwrite bool) (consumer, error) {
-	c := consumer{
-		buf:        buf,
-		cpu:        cpu,
-		overwrite:  overwrite,
-		batchBytes: readers.BatchBytes(buf.size),
-	}
+	c := consumer{buf: buf, cpu: cpu, overwrite: overwrite, batchBytes: readers.BatchBytes(buf.size)}
 	if overwrite {
 		c.lastHead = buf.loadHead(0)
 		return c, nil
 	}
 	tail := buf.loadTail()
-	if tail%recordAlign != 0 {
-		return c, fmt.Errorf("%w: data_tail %d is not 8-byte aligned", ErrCorrupt, tail)
-	}
 	if err := buf.checkHead(buf.loadHead(tail), tail); err != nil {
 		return c, err
 	}
@@ -154,10 +137,7 @@ func newConsumer(buf *buffer, cpu int, overwrite bool) (consumer, error) {
 
 // publish tells the kernel data_tail, unless overwritable.
 func (c *consumer) publish() {
-	if c.overwrite {
-		return
-	}
-	if pos := c.claims.ConsumerPos(); pos != c.published {
+	if pos := c.claims.ConsumerPos(); pos != c.published && !c.overwrite {
 		c.buf.storeTail(pos)
 		c.published = pos
 	}

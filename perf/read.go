@@ -16,14 +16,11 @@ func (r *Reader) ReadInto(rec *Record) error {
 	defer r.core.Mu.Unlock()
 	var readErr error // an unknown record type: consumed, and returned
 	err := r.core.ReadLocked(func() (ok, busy bool, err error) {
-		if err := r.checkPausedLocked(); err != nil {
-			return false, false, err
-		}
 		return r.core.ClaimTurnLocked(false, func(i int, _ bool) (bool, bool, error) {
 			// All that is produced: nobody sees the claim before it ends.
-			b, ok := r.claimLocked(i, true)
+			b, ok, err := r.claimLocked(i, true)
 			if !ok {
-				return false, false, r.consumers[i].err
+				return false, false, err
 			}
 			read := false
 			b.walk(&r.readRec, &r.readScratch, func(got *Record, err error) bool {

@@ -90,12 +90,10 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 		return nil, errors.New("perf: WakeupEvents and Watermark cannot both be non-zero")
 	case opts.Watermark >= perCPUBuffer:
 		return nil, errors.New("perf: Watermark must be smaller than perCPUBuffer")
+	case uint64(perCPUBuffer) > maxDataPages*uint64(os.Getpagesize()):
+		return nil, fmt.Errorf("perf: perCPUBuffer %d is not between 1 and %d", perCPUBuffer, maxDataPages*uint64(os.Getpagesize()))
 	}
-	pages, err := dataPages(perCPUBuffer)
-	if err != nil {
-		return nil, fmt.Errorf("perf: %w", err)
-	}
-	res, bufs, err := openEvents(array, pages, opts)
+	res, bufs, err := openEvents(array, dataPages(perCPUBuffer), opts)
 	if err != nil {
 		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.free()))
 	}
@@ -116,13 +114,9 @@ const maxDataPages = 1 << 30
 
 // dataPages is the power of two of pages that holds perCPUBuffer bytes
 // (perf_mmap, kernel/events/core.c).
-func dataPages(perCPUBuffer int) (int, error) {
+func dataPages(perCPUBuffer int) int {
 	page := uint64(os.Getpagesize())
-	pages := (uint64(perCPUBuffer) + page - 1) / page
-	if pages > maxDataPages {
-		return 0, fmt.Errorf("perCPUBuffer %d is not between 1 and %d", perCPUBuffer, maxDataPages*page)
-	}
-	return 1 << bits.Len64(pages-1), nil
+	return 1 << bits.Len64((uint64(perCPUBuffer)+page-1)/page-1)
 }
 
 // openEvents opens, maps and polls the event of every online CPU; on

@@ -43,16 +43,18 @@ type batch struct {
 
 // claimLocked claims a batch of buffer i: a returned claim whole, else
 // what is produced, all of it if alone, else up to batchBytes.
-func (e *engine) claimLocked(i int, alone bool) (batch, bool) {
+func (e *engine) claimLocked(i int, alone bool) (batch, bool, error) {
 	c := &e.consumers[i]
 	var cl claim
 	switch r, returned := c.claims.Returned(); {
+	case c.overwrite && !e.paused:
+		return batch{}, false, ErrMustBePaused
 	case c.err != nil:
-		return batch{}, false
+		return batch{}, false, c.err
 	case returned:
 		cl = c.claims.Take(r.Start, r.End, true)
 	case !c.produced():
-		return batch{}, false
+		return batch{}, false, c.err
 	case alone:
 		cl = c.claims.Hold(c.head)
 	default:
@@ -67,11 +69,10 @@ func (e *engine) claimLocked(i int, alone bool) (batch, bool) {
 		bias:    c.bias,
 		head:    c.head,
 		holding: true,
-	}, true
+	}, true, nil
 }
 
-// releaseLocked ends b, giving back what the walk did not reach, and
-// publishes.
+// releaseLocked ends b: what the walk did not reach goes back; publishes.
 func (b *batch) releaseLocked() (gaveBack bool) {
 	c := b.c
 	b.holding = false
@@ -83,10 +84,10 @@ func (b *batch) releaseLocked() (gaveBack bool) {
 	return gaveBack
 }
 
-// walk yields b's records from b.pos on, and reports whether the body
-// asked for more. It stops at b.limit and at a corrupt record. The hot
-// loop: one header load a record, a size load a sample; the checks keep
-// every read inside the claim even if the buffer changes under us.
+// walk yields b's records from b.pos up to b.limit or a corrupt record,
+// and reports whether the body asked for more: one header load a record,
+// a size load a sample, every read inside the claim whatever the buffer
+// holds.
 func (b *batch) walk(rec *Record, scratch *[]byte, yield func(*Record, error) bool) bool {
 	buf := b.c.buf
 	rec.CPU = b.c.cpu
@@ -162,11 +163,8 @@ type batchLoop struct {
 
 // Claim claims a batch of CPU i's buffer.
 func (l *batchLoop) Claim(i int, alone bool) (ok, busy bool, err error) {
-	if err := l.e.checkPausedLocked(); err != nil {
-		return false, false, err
-	}
-	l.batch, ok = l.e.claimLocked(i, alone)
-	return ok, false, l.e.consumers[i].err
+	l.batch, ok, err = l.e.claimLocked(i, alone)
+	return ok, false, err
 }
 
 // Finish ends the loop's batch, if it holds one.

@@ -28,8 +28,7 @@ func (b *Batch) Samples() iter.Seq[[]byte] {
 	return b.walk(true)
 }
 
-// walk is the loop of Samples, with the look-ahead loads or without them
-// (Records).
+// walk is Samples' loop; Records' walks without the look-ahead.
 func (b *Batch) walk(lookAhead bool) iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		if !b.holding {
@@ -60,11 +59,10 @@ func (b *Batch) walk(lookAhead bool) iter.Seq[[]byte] {
 	}
 }
 
-// Look-ahead: a walk is a chain of dependent loads, one miss in flight at
-// a time. For records of lookAheadMinStep bytes or more, Samples also
-// loads the header lookAheadRecords records on, guessing they are as long
-// as this one; the load is never trusted, only kept (Batch.ahead) so that
-// it is not compiled away (docs/batch-walk.md).
+// Look-ahead: for records of lookAheadMinStep bytes or more, Samples also
+// loads the header lookAheadRecords records on, guessing they are as long,
+// so that two misses are in flight; the guess is never trusted, only kept
+// (Batch.ahead) so that it is not compiled away (docs/batch-walk.md).
 const (
 	lookAheadRecords = 2
 	lookAheadMinStep = 256

@@ -103,8 +103,7 @@ func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
 	return mapRing(m.FD(), size, false)
 }
 
-// init starts the engine on mapped rings, each at the consumer position
-// the kernel holds.
+// init starts the engine on mapped rings, at the kernel's consumer positions.
 func (e *engine) init(rings []*ring, res *resources) error {
 	for _, rg := range rings {
 		pos := rg.loadConsumer()
@@ -186,8 +185,7 @@ func (c *consumer) ready() bool {
 
 // readyRecord finds the committed, kept record at the claim position if
 // no claim is out (nothing is unpublished): ReadInto's and PeekInto's
-// common case, without claimOne's scan (BenchmarkRead mode=copy, peek).
-// Kept small enough to inline (cost 79 of 80): both call it a record.
+// common case, without claimOne's scan; small enough to inline (cost 79).
 func (c *consumer) readyRecord() (pos uint64, h header, ok bool) {
 	pos = c.claims.Pos()
 	if !c.claims.Empty() || pos == c.producerPos {

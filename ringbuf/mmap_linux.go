@@ -71,11 +71,10 @@ func (m *mapping) unmap() error {
 	return err
 }
 
-// retire gives the ring back to the kernel but keeps the addresses of the
-// side this process writes (the producer's with producer, else the
-// consumer page) valid, as private anonymous memory, until unmap: a store
-// racing with Close (a Submit; a Consume of a fast view, peek.go) lands
-// there instead of faulting or reaching the map. The other side goes.
+// retire unmaps the ring but for the side this process writes (the
+// producer's with producer, else the consumer page), which becomes private
+// anonymous memory until unmap: a store racing with Close (a Submit, a
+// fast Consume) lands there instead of faulting or reaching the map.
 func (m *mapping) retire(producer bool) error {
 	kept, dropped := &m.consumerPage, &m.producerArea
 	if producer {

@@ -25,9 +25,8 @@ type peekView struct {
 
 // lease is what Consume needs to end a fast view without the mutex.
 type lease struct {
-	fast   bool
-	ticket uint64
-	end    uint64
+	fast        bool
+	ticket, end uint64
 }
 
 // Peek returns the next record without consuming it. See PeekInto.

@@ -107,11 +107,7 @@ func (r *Reader) AvailableBytes() int {
 	if !r.settlePeekLocked(false) {
 		consumed = r.peek.claim.Start // a fast view, unlisted, is held
 	}
-	producer := c.ring.producerPos.load(consumed)
-	if producer < consumed {
-		return 0
-	}
-	return int(producer - consumed)
+	return int(max(c.ring.producerPos.load(consumed), consumed) - consumed)
 }
 
 // SetDeadline sets when blocked reads and loops give up with
@@ -138,10 +134,9 @@ func (r *Reader) Flush() error {
 
 // Close stops the Reader: every blocked read and loop returns ErrClosed.
 // It may be called from any goroutine and more than once. What was
-// consumed is published first. A running loop yields the rest of the batch
-// it holds (a batch given back half read would leave a gap the kernel's
-// consumer position cannot skip), then ErrClosed; a Peek view stays valid
-// until Consume, which consumes it. The ring is unmapped once both are done.
+// consumed is published first. A running loop yields the rest of the
+// batch it holds, then ErrClosed; a Peek view stays valid until Consume,
+// which consumes it. The ring is unmapped once both are done.
 func (r *Reader) Close() error {
 	if r.copyOnly != nil {
 		return r.copyOnly.Close()

@@ -80,15 +80,14 @@ func (l *batchLoop) Finish() (stalled bool) {
 	e, b := l.e, &l.Batch
 	c := &e.consumers[b.index]
 	b.holding = false
-	busy := false
 	if b.pos < b.limit && !e.core.Released() {
 		switch h := c.ring.headerAt(b.pos); {
 		case h.busy():
-			busy = true
+			stalled = b.pos == b.claim.Start
 		case h.total() > b.claim.End-b.pos && c.err == nil:
 			c.err = c.ring.corrupt(b.pos, b.claim.End, h)
 		}
 	}
 	e.core.EndClaimLocked(b.index, &c.claims, b.claim, b.pos)
-	return busy && b.pos == b.claim.Start
+	return stalled
 }

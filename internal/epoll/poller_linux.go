@@ -16,8 +16,7 @@ import (
 
 // Poller waits on one or more fds plus its own wake-up eventfd.
 type Poller struct {
-	epollFd int
-	eventFd int
+	epollFd, eventFd int
 }
 
 // New returns a Poller whose wake-up eventfd is already registered.
@@ -63,8 +62,7 @@ var noPwait2 atomic.Bool
 
 // kernelTimespec is the kernel's struct __kernel_timespec.
 type kernelTimespec struct {
-	Sec  int64
-	Nsec int64
+	Sec, Nsec int64
 }
 
 // Wait blocks until a registered fd is ready, a wake-up is pending, or

@@ -7,11 +7,10 @@ import (
 )
 
 // ringMemory is every range of buffer memory the readers of this process
-// mapped, mapped now or unmapped since. A view (a RawSample from Records,
-// a sample of a Batch, a peeked record) lies in one, and a copy must never
-// go into a view, of its own reader or another, open or closed: the memory
-// is read-only, the kernel's, or gone. Ranges are only added; one that Go
-// later reuses for its own memory just makes CopyDestination allocate.
+// mapped, mapped now or since unmapped: where views lie, which a copy
+// never writes into (docs/architecture.md). Ranges are only added; one
+// that Go later reuses for its own memory just makes CopyDestination
+// allocate.
 var ringMemory struct {
 	mu    sync.Mutex // serializes additions
 	spans atomic.Pointer[[]span]
@@ -20,9 +19,8 @@ var ringMemory struct {
 type span struct{ start, end uintptr }
 
 // AddRingMemory records area, a buffer's mapping, as ring memory. Spans
-// it overlaps or touches merge with it, so that a process that maps and
-// unmaps readers for as long as it runs keeps as many spans as the
-// address space has separate places it mapped them, not one a reader.
+// it overlaps or touches merge with it: a process that maps and unmaps
+// readers for ever keeps a span per place it mapped them, not per reader.
 func AddRingMemory(area []byte) {
 	if len(area) == 0 {
 		return
