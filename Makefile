@@ -129,12 +129,14 @@ bench-tables: tools
 	$(BENCHSTAT) -filter '.name:Read .unit:Mrec/s' -table .config,/touch -row /size -col '/mode@(libbpf records)' $(IN)
 	@echo; echo "== end to end: Records with wakeups against NO_WAKEUP and polling"
 	$(BENCHSTAT) -filter '.name:EndToEnd .unit:(Mrec/s OR full-%)' -row /size -col '/wake@(wakeup poll)' $(IN)
-	@echo; echo "== user ring buffer writer: Reserve/Submit and Write against libbpf, two goroutines against one"
-	$(BENCHSTAT) -filter '.name:Write .unit:Mrec/s' -row /size -col '/mode@(libbpf reserve write)' $(IN)
+	@echo; echo "== user ring buffer writer: Reserve/Submit, Write and ReserveBatch against libbpf, two goroutines against one"
+	$(BENCHSTAT) -filter '.name:Write .unit:Mrec/s' -row /size -col '/mode@(libbpf reserve write batch)' $(IN)
 	$(BENCHSTAT) -filter '.name:Write .unit:Mrec/s' -row /size -col '/mode@(reserve reserve-x2)' $(IN)
+	$(BENCHSTAT) -filter '.name:Write .unit:Mrec/s' -row /size -col '/mode@(batch batch-x2)' $(IN)
 	@echo; echo "== the writer's own cost, the kernel's drain left out (write-ns/rec: lower is better)"
-	$(BENCHSTAT) -filter '.name:Write .unit:write-ns/rec' -row /size -col '/mode@(libbpf reserve write)' $(IN)
+	$(BENCHSTAT) -filter '.name:Write .unit:write-ns/rec' -row /size -col '/mode@(libbpf reserve write batch)' $(IN)
 	$(BENCHSTAT) -filter '.name:Write .unit:write-ns/rec' -row /size -col '/mode@(reserve reserve-x2)' $(IN)
+	$(BENCHSTAT) -filter '.name:Write .unit:write-ns/rec' -row /size -col '/mode@(batch batch-x2)' $(IN)
 	@echo; echo "== allocations (-benchmem); benchstat's tables of them would be all zero"
 	@awk '/^Benchmark/ { for (i = 3; i < NF; i++) if ($$(i+1) == "allocs/op") { n++; if ($$i != 0) { bad++; print "allocates:", $$0 } } } \
 		END { if (bad) exit 1; print n " results, 0 allocs/op in every one" }' $(IN)

@@ -200,23 +200,78 @@ func (w *Writer) Reserve(n int) (Reservation, error) {
 	if uint(n) > uint(w.maxLen) {
 		return Reservation{}, w.tooLarge(n)
 	}
-	total := (uint64(n) + headerSize + recordAlign - 1) &^ (recordAlign - 1)
+	total := recordTotal(n)
 	w.mu.Lock()
-	if w.wait.Closed() || w.freeLocked() < total {
+	if !w.fitsLocked(total) {
 		if err := w.waitForSpaceLocked(total); err != nil {
-			w.mu.Unlock()
 			return Reservation{}, err
 		}
 	}
-	pos := w.producer
-	// The busy header first, then the position that shows it to the
-	// kernel (a store-release: Go's atomic stores are sequentially
-	// consistent).
-	*w.headerAt(pos) = headerWord(uint32(n)|busyBit, w.lap(pos))
-	w.producer = pos + total
-	w.rg.producerPos.store(w.producer)
+	r := w.reserveAtLocked(w.producer, n)
+	w.publishLocked(w.producer + total)
 	w.mu.Unlock()
-	return Reservation{RawSample: w.rg.sample(pos, uint32(n)), pos: pos}, nil
+	return r, nil
+}
+
+// ReserveBatch reserves up to len(rs) records of n bytes each, one after
+// the other in the ring, and stores them in rs: as many as fit, at least
+// one, waiting for space as Reserve does. It returns how many it
+// reserved; each is submitted or discarded on its own, in any order.
+// With len(rs) == 0 it returns 0 at once.
+//
+// A batch takes the Writer's lock and shows the kernel its records once,
+// where Reserve does both for every record. Goroutines writing at once
+// each fill a stretch of the ring of their own this way, instead of
+// records interleaved with the other goroutines' (docs/writer.md).
+func (w *Writer) ReserveBatch(rs []Reservation, n int) (int, error) {
+	if uint(n) > uint(w.maxLen) {
+		return 0, w.tooLarge(n)
+	}
+	if len(rs) == 0 {
+		return 0, nil
+	}
+	total := recordTotal(n)
+	w.mu.Lock()
+	if !w.fitsLocked(total) {
+		if err := w.waitForSpaceLocked(total); err != nil {
+			return 0, err
+		}
+	}
+	rs = rs[:min(uint64(len(rs)), w.freeLocked()/total)]
+	pos := w.producer
+	for i := range rs {
+		rs[i] = w.reserveAtLocked(pos, n)
+		pos += total
+	}
+	w.publishLocked(pos)
+	w.mu.Unlock()
+	return len(rs), nil
+}
+
+// recordTotal is the ring space a record of n bytes takes.
+func recordTotal(n int) uint64 {
+	return (uint64(n) + headerSize + recordAlign - 1) &^ (recordAlign - 1)
+}
+
+// fitsLocked reports whether a record of total bytes may be reserved
+// without waiting.
+func (w *Writer) fitsLocked(total uint64) bool {
+	return !w.wait.Closed() && w.freeLocked() >= total
+}
+
+// reserveAtLocked writes the busy header of a record of n bytes at pos,
+// which publishLocked then shows the kernel.
+func (w *Writer) reserveAtLocked(pos uint64, n int) Reservation {
+	*w.headerAt(pos) = headerWord(uint32(n)|busyBit, w.lap(pos))
+	return Reservation{RawSample: w.rg.sample(pos, uint32(n)), pos: pos}
+}
+
+// publishLocked moves the producer position to pos, past the busy
+// headers written before it (a store-release: Go's atomic stores are
+// sequentially consistent).
+func (w *Writer) publishLocked(pos uint64) {
+	w.producer = pos
+	w.rg.producerPos.store(pos)
 }
 
 func (w *Writer) tooLarge(n int) error {
@@ -224,15 +279,18 @@ func (w *Writer) tooLarge(n int) error {
 }
 
 // waitForSpaceLocked returns once total bytes are free, or with the error
-// that ends the wait. Only a reservation that has to wait counts with the
-// waiter, so a Flush with nobody waiting ends the next wait, not the next
-// Reserve.
-func (w *Writer) waitForSpaceLocked(total uint64) error {
+// that ends the wait, and then unlocks w.mu. Only a reservation that has
+// to wait counts with the waiter, so a Flush with nobody waiting ends the
+// next wait, not the next Reserve.
+func (w *Writer) waitForSpaceLocked(total uint64) (err error) {
 	var ticket epoll.Ticket // which Flush covers this wait
 	waiting := false
 	defer func() {
 		if waiting {
 			w.wait.End(&ticket)
+		}
+		if err != nil {
+			w.mu.Unlock()
 		}
 	}()
 	for {

@@ -166,6 +166,72 @@ func TestWriterOutOfOrderSubmitAndDiscard(t *testing.T) {
 	checkSequences(t, d, []uint64{3})
 }
 
+// TestWriterReserveBatch: a batch takes what fits, at least one record,
+// waiting only for that one; its records are submitted and discarded on
+// their own, in any order, and the kernel takes them in ring order.
+func TestWriterReserveBatch(t *testing.T) {
+	const size, n = 4096, 100 // 112 bytes a record: 36 fit, 64 bytes spare
+	m := newUserRingMap(t, size)
+	w := newTestWriter(t, m)
+	d := newDrain(t, m, progs.DrainSequence)
+	if k, err := w.ReserveBatch(nil, n); k != 0 || err != nil {
+		t.Fatalf("ReserveBatch(nil): %d, %v, want 0, nil", k, err)
+	}
+	var rs [40]Reservation
+	if _, err := w.ReserveBatch(rs[:], size); !errors.Is(err, ErrRecordTooLarge) {
+		t.Fatalf("ReserveBatch of %d bytes: %v, want ErrRecordTooLarge", size, err)
+	}
+	k, err := w.ReserveBatch(rs[:], n)
+	if err != nil || k != 36 {
+		t.Fatalf("ReserveBatch of 40 with room for 36: %d, %v", k, err)
+	}
+	if w.AvailableBytes() != 64 {
+		t.Fatalf("AvailableBytes %d after the batch, want 64", w.AvailableBytes())
+	}
+	// The rest of the ring: one record of 40 bytes (48) fits, not two.
+	var tail [2]Reservation
+	if k, err := w.ReserveBatch(tail[:], 40); err != nil || k != 1 {
+		t.Fatalf("ReserveBatch of 2 with room for 1: %d, %v", k, err)
+	}
+	w.SetDeadline(time.Now().Add(10 * time.Millisecond))
+	if k, err := w.ReserveBatch(tail[1:], 40); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("ReserveBatch on a full ring: %d, %v, want a wait ended by the deadline", k, err)
+	}
+	w.SetDeadline(time.Time{})
+
+	// Numbered in ring order, one discarded, submitted last to first.
+	const dropped = 7
+	var seq uint64
+	for i := range 36 {
+		if i != dropped {
+			progs.CheckedRecord(rs[i].RawSample, 0, seq)
+			seq++
+		}
+	}
+	progs.CheckedRecord(tail[0].RawSample, 0, seq)
+	if err := w.Submit(tail[0]); err != nil {
+		t.Fatal(err)
+	}
+	for i := 35; i > 0; i-- {
+		commit := w.Submit
+		if i == dropped {
+			commit = w.Discard
+		}
+		if err := commit(rs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drainN(t, d, 0) // the first is still being written
+	if err := w.Submit(rs[0]); err != nil {
+		t.Fatal(err)
+	}
+	drainN(t, d, 36)
+	checkSequences(t, d, []uint64{36})
+	if err := w.Submit(rs[1]); !errors.Is(err, ErrNotReserved) {
+		t.Fatalf("a second Submit of a batch's record: %v, want ErrNotReserved", err)
+	}
+}
+
 func TestWriterCatchesMisuse(t *testing.T) {
 	const size = 4096
 	m := newUserRingMap(t, size)
@@ -222,9 +288,9 @@ func TestWriterCatchesMisuse(t *testing.T) {
 	checkSequences(t, d, []uint64{size / 128})
 }
 
-// TestWriterDelivery: producers on both CPUs, Reserve/Submit and Write
-// mixed, random sizes, a ring small enough that they block, and drains
-// running concurrently: the kernel takes every record once, each
+// TestWriterDelivery: producers on both CPUs, Reserve/Submit, Write and
+// ReserveBatch (submitted last to first) mixed, random sizes, a ring small
+// enough that they block, and drains running concurrently: the kernel takes every record once, each
 // producer's in order, none half written.
 func TestWriterDelivery(t *testing.T) {
 	moreProcs(t)
@@ -241,9 +307,10 @@ func TestWriterDelivery(t *testing.T) {
 			}
 			rng := rand.New(rand.NewPCG(uint64(p), 1))
 			buf := make([]byte, 512)
-			for seq := range uint64(perProducer) {
+			for seq, i := uint64(0), 0; seq < perProducer; i++ {
 				n := progs.CheckedRecordMin + rng.IntN(400)
-				if seq%2 == 0 {
+				switch i % 3 {
+				case 0:
 					r, err := w.Reserve(n)
 					if err != nil {
 						errs <- err
@@ -254,12 +321,31 @@ func TestWriterDelivery(t *testing.T) {
 						errs <- err
 						return
 					}
-					continue
-				}
-				progs.CheckedRecord(buf[:n], uint32(p), seq)
-				if _, err := w.Write(buf[:n]); err != nil {
-					errs <- err
-					return
+					seq++
+				case 1:
+					progs.CheckedRecord(buf[:n], uint32(p), seq)
+					if _, err := w.Write(buf[:n]); err != nil {
+						errs <- err
+						return
+					}
+					seq++
+				case 2: // a batch, submitted last to first
+					var rs [5]Reservation
+					k, err := w.ReserveBatch(rs[:min(5, perProducer-seq)], n)
+					if err != nil {
+						errs <- err
+						return
+					}
+					for j, r := range rs[:k] {
+						progs.CheckedRecord(r.RawSample, uint32(p), seq+uint64(j))
+					}
+					for j := k - 1; j >= 0; j-- {
+						if err := w.Submit(rs[j]); err != nil {
+							errs <- err
+							return
+						}
+					}
+					seq += uint64(k)
 				}
 			}
 		})
@@ -479,24 +565,32 @@ func TestWriterCloseDuringWrites(t *testing.T) {
 			ended := make(chan error, producers)
 			for p := range producers {
 				go func() {
-					for seq := uint64(0); ; seq++ {
-						r, err := w.Reserve(progs.CheckedRecordMin + int(seq%300))
+					// Odd producers reserve three records at a time.
+					var rs [3]Reservation
+					batch := 1 + 2*(p%2)
+					for seq := uint64(0); ; {
+						k, err := w.ReserveBatch(rs[:batch], progs.CheckedRecordMin+int(seq%300))
 						if err != nil {
 							ended <- err
 							return
 						}
-						for i := range r.RawSample {
-							r.RawSample[i] = byte(i)
+						for _, r := range rs[:k] {
+							for i := range r.RawSample {
+								r.RawSample[i] = byte(i)
+							}
+							progs.CheckedRecord(r.RawSample, uint32(p), seq)
+							seq++
 						}
-						progs.CheckedRecord(r.RawSample, uint32(p), seq)
-						if err := w.Submit(r); err != nil {
-							ended <- err
-							return
-						}
-						submitted[p]++
-						if err := w.Submit(r); !errors.Is(err, ErrNotReserved) && !errors.Is(err, ErrClosed) {
-							ended <- fmt.Errorf("second Submit: %v, want ErrNotReserved or ErrClosed", err)
-							return
+						for _, r := range rs[:k] {
+							if err := w.Submit(r); err != nil {
+								ended <- err
+								return
+							}
+							submitted[p]++
+							if err := w.Submit(r); !errors.Is(err, ErrNotReserved) && !errors.Is(err, ErrClosed) {
+								ended <- fmt.Errorf("second Submit: %v, want ErrNotReserved or ErrClosed", err)
+								return
+							}
 						}
 					}
 				}()

@@ -120,8 +120,9 @@ var families = []family{
 			if err != nil {
 				sizes = nil
 			}
-			// reserve, write, reserve-x2, and libbpf where built.
-			modes := 3
+			// reserve, write, reserve-x2, batch, batch-x2, and libbpf
+			// where built.
+			modes := 5
 			if p.libbpf {
 				modes++
 			}

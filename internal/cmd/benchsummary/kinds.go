@@ -61,13 +61,13 @@ func ringbufSections(v benchValues, bench string) []*section {
 	}}
 	if v["Write"] != nil {
 		var cols []column
-		for _, c := range []column{{mode: "reserve", base: "libbpf"}, {mode: "write", base: "libbpf"}, {mode: "reserve-x2", base: "reserve"}} {
+		for _, c := range []column{{mode: "reserve", base: "libbpf"}, {mode: "write", base: "libbpf"}, {mode: "reserve-x2", base: "reserve"}, {mode: "batch", base: "libbpf"}, {mode: "batch-x2", base: "batch"}} {
 			if v.has("Write", "mode", c.mode) && v.has("Write", "mode", c.base) {
 				cols = append(cols, c)
 			}
 		}
 		sections = append(sections, &section{
-			title:     "User ring buffer writer, records written then drained (Mrec/s): Reserve/Submit\nand Write against libbpf's reserve/submit, two goroutines against one.",
+			title:     "User ring buffer writer, records written then drained (Mrec/s): Reserve/Submit,\nWrite and ReserveBatch against libbpf's reserve/submit, two goroutines against one.",
 			filter:    ".name:Write .unit:Mrec/s",
 			row:       "/size",
 			rowHeader: "size B",
