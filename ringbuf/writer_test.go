@@ -423,8 +423,8 @@ func TestWriterBlockedReserveWokenByDrain(t *testing.T) {
 }
 
 // TestWriterEndsBlockedReserves: Close, Flush and SetDeadline, at random
-// instants, end the reserves blocked on a full ring with their errors,
-// while drains run now and then.
+// instants, end the reserves (Reserve and ReserveBatch) blocked on a full
+// ring with their errors, while drains run now and then.
 func TestWriterEndsBlockedReserves(t *testing.T) {
 	moreProcs(t)
 	m := newUserRingMap(t, 4096)
@@ -438,17 +438,26 @@ func TestWriterEndsBlockedReserves(t *testing.T) {
 		fillRing(t, w)
 		const blocked = 4
 		ended := make(chan error, blocked)
-		for range blocked {
+		for i := range blocked {
 			go func() {
+				var rs [2]Reservation
 				for {
-					r, err := w.Reserve(2000)
+					// Half of them wait in Reserve, half in ReserveBatch.
+					k, err := 1, error(nil)
+					if i%2 == 0 {
+						rs[0], err = w.Reserve(2000)
+					} else {
+						k, err = w.ReserveBatch(rs[:], 2000)
+					}
 					if err != nil {
 						ended <- err
 						return
 					}
-					if err := w.Submit(r); err != nil {
-						ended <- err
-						return
+					for _, r := range rs[:k] {
+						if err := w.Submit(r); err != nil {
+							ended <- err
+							return
+						}
 					}
 				}
 			}()
