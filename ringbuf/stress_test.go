@@ -65,6 +65,9 @@ type ledger struct {
 	// again is how many records the current reader may deliver a second
 	// time: those consumed above a gap the last reader left at Close.
 	again, deliveredAgain int
+	// reached is, for each ring, the highest claim position of any reader
+	// so far; published, the consumer positions the last reader left.
+	reached, published []uint64
 }
 
 func newLedger(sizes ...int) *ledger {
@@ -153,36 +156,74 @@ func (l *ledger) check(tb testing.TB, producers []*progs.Producer) {
 	tb.Logf("%d records delivered again by a reader after a gap its predecessor left at Close", l.deliveredAgain)
 }
 
-// allowAgain sets how many records the next reader may deliver again:
-// what was consumed above the gap the last one left, in records of at
-// least minRecord bytes.
-func (l *ledger) allowAgain(gap uint64, minRecord uint64) {
+// readerClosed books where a closed reader left each ring (Start: the
+// consumer position it published, End: its claim position) and sets how
+// many records the next reader may deliver again: those handed out above
+// the consumer position, in records of at least minRecord bytes. A range
+// handed back and not read again, or a view held, at Close sits below
+// them, and the kernel's one position cannot skip it. Above the highest
+// position any reader reached, not only the last: a reader closed before
+// it read all its predecessor's gap again leaves the rest to the next.
+func (l *ledger) readerClosed(positions []claim, minRecord uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.again = int(gap / minRecord)
+	if l.reached == nil {
+		l.reached = make([]uint64, len(positions))
+	}
+	l.published = l.published[:0]
+	var again uint64
+	for i, p := range positions {
+		l.reached[i] = max(l.reached[i], p.End)
+		again += (l.reached[i] - p.Start) / minRecord
+		l.published = append(l.published, p.Start)
+	}
+	l.again = int(again)
 }
 
-// leftGap returns, for a closed reader whose consumers have all ended, the
-// bytes consumed above the kernel's consumer position: a range handed back
-// and not read again, or a view held, at Close sits below them, and the
-// kernel's one position cannot skip it, so the next reader reads them
-// again. It fails tb unless the kernel was told everything else.
-func (e *engine) leftGap(tb testing.TB) (gap uint64) {
+// readerOpened fails tb unless a new reader starts where the kernel was
+// left by the last one's Close.
+func (l *ledger) readerOpened(tb testing.TB, starts []uint64) {
+	tb.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.published != nil && !slices.Equal(starts, l.published) {
+		tb.Errorf("a reader starts at consumer positions %v; its predecessor published %v", starts, l.published)
+	}
+}
+
+// closedPositions returns, for a closed reader whose consumers have all
+// ended, each ring's consumer position and claim position (readerClosed).
+// It fails tb unless the kernel was told every record consumed.
+func (e *engine) closedPositions(tb testing.TB) []claim {
 	e.core.Mu.Lock()
 	defer e.core.Mu.Unlock()
+	positions := make([]claim, len(e.consumers))
 	for i := range e.consumers {
 		c := &e.consumers[i]
 		if c.publishedPos != c.claims.ConsumerPos() {
 			tb.Errorf("ring %d: consumer position %d published, %d consumed", i, c.publishedPos, c.claims.ConsumerPos())
 		}
-		gap += c.claims.Pos() - c.claims.ConsumerPos()
+		positions[i] = claim{Start: c.claims.ConsumerPos(), End: c.claims.Pos()}
 	}
-	return gap
+	return positions
+}
+
+// startPositions returns each ring's consumer position, as a new reader
+// found it before anything was read.
+func (e *engine) startPositions() []uint64 {
+	e.core.Mu.Lock()
+	defer e.core.Mu.Unlock()
+	starts := make([]uint64, len(e.consumers))
+	for i := range e.consumers {
+		starts[i] = e.consumers[i].claims.ConsumerPos()
+	}
+	return starts
 }
 
 // stressTarget is what Reader and MultiReader share.
 type stressTarget interface {
-	leftGap(tb testing.TB) uint64
+	closedPositions(tb testing.TB) []claim
+	startPositions() []uint64
 	Records() iter.Seq2[*Record, error]
 	SetDeadline(time.Time)
 	Flush() error
@@ -339,6 +380,7 @@ func (s *stressReader) chaos(stop <-chan struct{}) error {
 // with an error the contract does not allow.
 func (s *stressReader) run(t *testing.T, consumers []func() error, lifetime time.Duration) {
 	t.Helper()
+	s.ledger.readerOpened(t, s.rd.startPositions())
 	var (
 		running sync.WaitGroup
 		mu      sync.Mutex
@@ -373,7 +415,7 @@ func (s *stressReader) run(t *testing.T, consumers []func() error, lifetime time
 		t.Errorf("a consumer ended with %v", err)
 	}
 	// Records are 16 bytes at the least, 24 with the header.
-	s.ledger.allowAgain(s.rd.leftGap(t), 24)
+	s.ledger.readerClosed(s.rd.closedPositions(t), 24)
 }
 
 // close closes the reader, and fails t if Close blocks for 10 s.
@@ -392,6 +434,7 @@ func (s *stressReader) close(t *testing.T) {
 // not spin. Then the reader is closed.
 func (s *stressReader) drainIdle(t *testing.T, producers []*progs.Producer, consumers []func() error, what string) {
 	t.Helper()
+	s.ledger.readerOpened(t, s.rd.startPositions())
 	ended := make(chan error, len(consumers))
 	for _, consume := range consumers {
 		go func() { ended <- consume() }()
