@@ -226,13 +226,13 @@ func produce(p *progs.Producer, cpu int, d time.Duration, rate int) (time.Durati
 				ticks := int(time.Since(start)/time.Millisecond) + 1 // the current one included
 				runs = ticks*perTick - sent
 			}
-			if runs > 0 {
-				if err := p.Run(runs); err != nil {
-					errc <- err
-					return
-				}
-				sent += runs
+			// Paced, runs is at least perTick: the sleep below ends past
+			// the tick that sent covers.
+			if err := p.Run(runs); err != nil {
+				errc <- err
+				return
 			}
+			sent += runs
 			if rate > 0 {
 				time.Sleep(time.Until(start.Add(time.Duration(sent/perTick) * time.Millisecond)))
 			}
