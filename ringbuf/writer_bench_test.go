@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -301,3 +302,59 @@ func openLibbpfWrite(m *ebpf.Map, payload []byte) (batchWriter, error) {
 }
 
 func (lw libbpfWriter) write(first uint64, count int) error { return lw.Write(first, count) }
+
+// BenchmarkWriteCopyCeiling is what BenchmarkWrite's two goroutines can
+// gain at best on the host: the copies alone, without the ring's protocol
+// or the kernel's drain. It copies b.N records of each size into memory
+// the size of BenchmarkWrite's ring (-ringbuf.writering), where a record
+// would lie, from one goroutine or from two at once, each into its own
+// half; an op is one record, so ns/op is the time a record took with
+// both copying. Where goroutines=2 is no faster than goroutines=1, the
+// host's caches take the copies one after the other, and a second writer
+// cannot gain by copying in parallel (docs/writer.md).
+func BenchmarkWriteCopyCeiling(b *testing.B) {
+	sizes, err := drainbench.ParseSizes(*benchSizes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, size := range sizes {
+		for _, goroutines := range []int{1, 2} {
+			b.Run(fmt.Sprintf("size=%d/goroutines=%d", size, goroutines), func(b *testing.B) {
+				benchCopyCeiling(b, size, goroutines)
+			})
+		}
+	}
+}
+
+func benchCopyCeiling(b *testing.B, size, goroutines int) {
+	ring := make([]byte, *writeRing)
+	payload := make([]byte, size)
+	stride := (size + 8 + 7) &^ 7 // a record's place, header included
+	share := len(ring) / goroutines
+	if share < stride {
+		b.Skipf("a ring of %d bytes holds no %d-byte record per goroutine", len(ring), size)
+	}
+	for i := range ring {
+		ring[i] = 1 // mapped before the clock starts
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		records := b.N / goroutines
+		if g == 0 {
+			records += b.N % goroutines
+		}
+		mem := ring[g*share : (g+1)*share]
+		wg.Go(func() {
+			for off := 0; records > 0; records-- {
+				if off+stride > len(mem) {
+					off = 0
+				}
+				copy(mem[off+8:off+8+size], payload)
+				off += stride
+			}
+		})
+	}
+	wg.Wait()
+}
