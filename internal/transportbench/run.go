@@ -170,7 +170,7 @@ func Run(cfg Config) (_ *Result, err error) {
 	if err := <-ready; err != nil {
 		return nil, err
 	}
-	res.Elapsed, err = produce(t.producer, cfg.ProducerCPU, cfg.Duration, cfg.Rate)
+	res.Elapsed, err = produce(t.producer.Run, cfg.ProducerCPU, cfg.Duration, cfg.Rate)
 	t.stop()
 	if err := errors.Join(err, <-done); err != nil {
 		return nil, err
@@ -202,13 +202,13 @@ func (c *Config) fill() {
 	}
 }
 
-// produce runs the producer on a thread pinned to cpu until d has
+// produce calls run, a producer's Run, on a thread pinned to cpu until d has
 // passed, and returns how long it ran: flat out, loopRuns runs per
 // test-run call, or with rate, a burst of rate/1000 runs every
 // millisecond. A paced producer that falls behind (a test-run call
 // slower than a millisecond: 2 ms under TCG) makes up the bursts it
 // missed in its next call, so it keeps to the rate on average.
-func produce(p *progs.Producer, cpu int, d time.Duration, rate int) (time.Duration, error) {
+func produce(run func(runs int) error, cpu int, d time.Duration, rate int) (time.Duration, error) {
 	errc := make(chan error, 1)
 	var elapsed time.Duration
 	go func() {
@@ -228,7 +228,7 @@ func produce(p *progs.Producer, cpu int, d time.Duration, rate int) (time.Durati
 			}
 			// Paced, runs is at least perTick: the sleep below ends past
 			// the tick that sent covers.
-			if err := p.Run(runs); err != nil {
+			if err := run(runs); err != nil {
 				errc <- err
 				return
 			}

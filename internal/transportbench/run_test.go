@@ -5,6 +5,7 @@ package transportbench
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 )
@@ -49,5 +50,40 @@ func TestNewTransportProducerError(t *testing.T) {
 				t.Errorf("error = %v, want the producer's record size error", err)
 			}
 		})
+	}
+}
+
+// TestProduceKeepsRate drives produce with a producer whose every call
+// takes 2 ms, twice the pacer's tick, as a test-run call does under TCG:
+// the pacer must make up the bursts it missed and send the rate over
+// the run, not a burst a call (half of it here).
+func TestProduceKeepsRate(t *testing.T) {
+	const (
+		rate = 20_000 // runs a second: a burst of 20 a millisecond
+		d    = 200 * time.Millisecond
+	)
+	var sent, calls int
+	elapsed, err := produce(func(runs int) error {
+		if runs < rate/1000 {
+			t.Errorf("call %d asked for %d runs, fewer than a burst", calls, runs)
+		}
+		sent += runs
+		calls++
+		time.Sleep(2 * time.Millisecond)
+		return nil
+	}, 0, d, rate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elapsed < d {
+		t.Errorf("produce returned after %v, before its %v", elapsed, d)
+	}
+	// What the rate allows over the time produce ran, the tick it
+	// started included; a burst a call would send half of the lower bound
+	// (a call takes two ticks), so it cannot pass.
+	allowed := (int(elapsed/time.Millisecond) + 1) * rate / 1000
+	if sent > allowed || sent < allowed*3/4 {
+		t.Errorf("%d runs in %d calls over %v at %d a second: want between %d and %d",
+			sent, calls, elapsed, rate, allowed*3/4, allowed)
 	}
 }
