@@ -68,10 +68,46 @@ type ledger struct {
 	// reached is, for each ring, the highest claim position of any reader
 	// so far; published, the consumer positions the last reader left.
 	reached, published []uint64
+	// current is, for each stream, what the current reader delivered:
+	// one reader never delivers a record twice, whatever the allowance.
+	current []readerSeen
+}
+
+// readerSeen marks the sequence numbers one reader delivered, and the
+// bitmap's words it set, so that the next reader starts clear at the
+// cost of what this one read.
+type readerSeen struct {
+	bits    []uint64
+	touched []uint64
+}
+
+// add marks seq and reports whether it was marked already.
+func (r *readerSeen) add(seq uint64) (again bool) {
+	word, bit := seq/64, uint64(1)<<(seq%64)
+	if word >= uint64(len(r.bits)) {
+		r.bits = append(r.bits, make([]uint64, word+1-uint64(len(r.bits)))...)
+	}
+	if r.bits[word] == 0 {
+		r.touched = append(r.touched, word)
+	}
+	again = r.bits[word]&bit != 0
+	r.bits[word] |= bit
+	return again
+}
+
+func (r *readerSeen) clear() {
+	for _, word := range r.touched {
+		r.bits[word] = 0
+	}
+	r.touched = r.touched[:0]
 }
 
 func newLedger(sizes ...int) *ledger {
-	return &ledger{sizes: sizes, trackers: make([]seqcheck.Tracker, len(sizes))}
+	return &ledger{
+		sizes:    sizes,
+		trackers: make([]seqcheck.Tracker, len(sizes)),
+		current:  make([]readerSeen, len(sizes)),
+	}
 }
 
 // deliver books sample for stream; stream -1 means the stream whose
@@ -92,6 +128,8 @@ func (l *ledger) deliver(stream int, sample []byte) {
 		return
 	}
 	switch {
+	case l.current[stream].add(seq):
+		l.failLocked(fmt.Errorf("stream %d: record %d delivered twice by one reader", stream, seq))
 	case !l.trackers[stream].Seen(seq):
 		l.trackers[stream].Add(seq)
 	case l.again > 0:
@@ -171,6 +209,9 @@ func (l *ledger) readerClosed(positions []claim, minRecord uint64) {
 		l.reached = make([]uint64, len(positions))
 	}
 	l.published = l.published[:0]
+	for i := range l.current {
+		l.current[i].clear()
+	}
 	var again uint64
 	for i, p := range positions {
 		l.reached[i] = max(l.reached[i], p.End)
