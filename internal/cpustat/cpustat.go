@@ -5,6 +5,7 @@
 package cpustat
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -83,6 +84,43 @@ func Pin(cpu int) (unpin func(), err error) {
 	return func() {
 		unix.SchedSetaffinity(0, &old)
 		runtime.UnlockOSThread()
+	}, nil
+}
+
+// Go runs run on a new goroutine pinned to cpu for good: its thread ends
+// with it, instead of carrying its affinity and timer slack back to Go's
+// pool. Go returns once run is about to start, or with the error that
+// kept it from starting; wait returns run's error, and the CPU time and
+// wall time the thread spent in run.
+func Go(cpu int, run func() error) (wait func() (Usage, time.Duration, error), err error) {
+	type result struct {
+		usage Usage
+		wall  time.Duration
+		err   error
+	}
+	ready := make(chan error, 1)
+	done := make(chan result, 1)
+	go func() {
+		if _, err := Pin(cpu); err != nil { // never unpinned
+			ready <- err
+			return
+		}
+		before, err := Thread()
+		start := time.Now()
+		ready <- err
+		if err != nil {
+			return
+		}
+		runErr := run()
+		after, err := Thread()
+		done <- result{after.Sub(before), time.Since(start), errors.Join(runErr, err)}
+	}()
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return func() (Usage, time.Duration, error) {
+		r := <-done
+		return r.usage, r.wall, r.err
 	}, nil
 }
 

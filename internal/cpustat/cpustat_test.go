@@ -3,8 +3,12 @@
 package cpustat
 
 import (
+	"errors"
+	"runtime"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestThreadCountsOwnWork(t *testing.T) {
@@ -93,5 +97,45 @@ func TestThreadClock(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if slept := clock() - before; slept > 20*time.Millisecond {
 		t.Errorf("a 100 ms sleep was charged %v", slept)
+	}
+}
+
+// TestGo: run runs pinned to the CPU asked for, its error comes back
+// from wait, and so does the CPU time it spent, not the time it slept
+// (but for what Go's runtime spins before it parks: a fifth of the sleep
+// at most, see TestThreadClock).
+func TestGo(t *testing.T) {
+	cpu := runtime.NumCPU() - 1
+	errRun := errors.New("run's error")
+	var pinned unix.CPUSet
+	wait, err := Go(cpu, func() error {
+		if err := unix.SchedGetaffinity(0, &pinned); err != nil {
+			return err
+		}
+		// 30 ms of this thread's CPU time, then a sleep that costs none.
+		start, err := ThreadClock()
+		for now := start; err == nil && now-start < 30*time.Millisecond; {
+			now, err = ThreadClock()
+		}
+		time.Sleep(100 * time.Millisecond)
+		return errors.Join(err, errRun)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	usage, wall, err := wait()
+	if !errors.Is(err, errRun) {
+		t.Errorf("wait returned %v, want run's error", err)
+	}
+	if pinned.Count() != 1 || !pinned.IsSet(cpu) {
+		t.Errorf("run's thread may run on %d CPUs, CPU %d among them: %v; want CPU %d alone",
+			pinned.Count(), cpu, pinned.IsSet(cpu), cpu)
+	}
+	// getrusage may lag by a scheduler tick (10 ms at HZ=100).
+	if total := usage.Total(); total < 15*time.Millisecond || total > wall-50*time.Millisecond {
+		t.Errorf("run used %v of CPU over %v: want its 30 ms of spinning, not its 100 ms of sleep", total, wall)
+	}
+	if _, err := Go(runtime.NumCPU()+64, func() error { return nil }); err == nil {
+		t.Error("Go pinned a goroutine to a CPU that does not exist")
 	}
 }

@@ -147,32 +147,15 @@ func Run(cfg Config) (_ *Result, err error) {
 		}
 		seen.Add(seq)
 	}
-	ready := make(chan error, 1)
-	done := make(chan error, 1)
-	go func() {
-		// Locked for good: the thread ends with the goroutine.
-		if _, err := cpustat.Pin(cfg.ConsumerCPU); err != nil {
-			ready <- err
-			return
-		}
-		before, err := cpustat.Thread()
-		start := time.Now()
-		ready <- err
-		if err != nil {
-			return
-		}
-		runErr := t.consume(handle)
-		after, err := cpustat.Thread()
-		res.ConsumerWall = time.Since(start)
-		res.Consumer = after.Sub(before)
-		done <- errors.Join(runErr, err)
-	}()
-	if err := <-ready; err != nil {
+	wait, err := cpustat.Go(cfg.ConsumerCPU, func() error { return t.consume(handle) })
+	if err != nil {
 		return nil, err
 	}
 	res.Elapsed, err = produce(t.producer.Run, cfg.ProducerCPU, cfg.Duration, cfg.Rate)
 	t.stop()
-	if err := errors.Join(err, <-done); err != nil {
+	var consErr error
+	res.Consumer, res.ConsumerWall, consErr = wait()
+	if err := errors.Join(err, consErr); err != nil {
 		return nil, err
 	}
 	if res.Produced, res.Dropped, err = t.producer.Counts(); err != nil {

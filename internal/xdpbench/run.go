@@ -122,29 +122,8 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	defer func() { err = errors.Join(err, cons.close()) }()
 
 	res := &Result{Strategy: cfg.Strategy.Name, Mode: rg.Mode, sink: new(sink)}
-	ready := make(chan error, 1)
-	done := make(chan error, 1)
-	go func() {
-		// Pinned and locked for good: the thread ends with the goroutine
-		// instead of carrying its affinity and timer slack back to the
-		// pool.
-		if _, err := cpustat.Pin(cfg.ConsumerCPU); err != nil {
-			ready <- err
-			return
-		}
-		before, err := cpustat.Thread()
-		start := time.Now()
-		ready <- err
-		if err != nil {
-			return
-		}
-		runErr := cons.run(res.sink)
-		after, err := cpustat.Thread()
-		res.ConsumerWall = time.Since(start)
-		res.Consumer = after.Sub(before)
-		done <- errors.Join(runErr, err)
-	}()
-	if err := <-ready; err != nil {
+	wait, err := cpustat.Go(cfg.ConsumerCPU, func() error { return cons.run(res.sink) })
+	if err != nil {
 		return nil, err
 	}
 
@@ -155,7 +134,7 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	}
 	if err != nil {
 		cons.stop()
-		<-done
+		wait()
 		return nil, err
 	}
 	flood, floodErr := xdpflood.Run(ctx, xdpflood.Config{
@@ -171,7 +150,8 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	statsAfter, statsErr := rg.Program.Program.Stats()
 	dropsAfter, dropsErr := rg.vethDrops()
 	cons.stop()
-	consErr := <-done
+	var consErr error
+	res.Consumer, res.ConsumerWall, consErr = wait()
 	if err := errors.Join(floodErr, statsErr, dropsErr, consErr); err != nil {
 		return nil, err
 	}
