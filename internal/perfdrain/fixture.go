@@ -81,25 +81,16 @@ type fixture struct {
 // fill adds up to want records to the empty buffer (drainbench.Loop stops
 // the timer around it).
 func (f *fixture) fill(b *testing.B, want int) (placed int, firstSeq uint64) {
-	before, droppedBefore, err := f.producer.Counts()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := f.producer.Run(min(want, f.perFill)); err != nil {
-		b.Fatal(err)
-	}
-	after, dropped, err := f.producer.Counts()
-	if err != nil {
-		b.Fatal(err)
-	}
-	// A restarted test run may overflow the buffer: the records that made
-	// it carry consecutive numbers from before, and a drainer skips the
+	// Of an overflow (progs.Producer.Fill), a drainer skips the
 	// lost-samples record the next fill brings.
-	placed = int((after - before) - (dropped - droppedBefore))
+	placed, firstSeq, err := f.producer.Fill(min(want, f.perFill))
+	if err != nil {
+		b.Fatal(err)
+	}
 	if placed == 0 {
 		b.Fatalf("a fill of %d records placed none: is the reader's buffer on this CPU?", min(want, f.perFill))
 	}
-	return placed, before
+	return placed, firstSeq
 }
 
 // errEmpty is a drain that found fewer records than it was asked for.

@@ -66,3 +66,26 @@ func TestQueueProducerSizeMismatch(t *testing.T) {
 		t.Fatal("no error for 24-byte records in a queue of 16-byte values")
 	}
 }
+
+// TestProducerFill: Fill counts the records a run placed, not those the
+// full queue refused, and numbers the first of them.
+func TestProducerFill(t *testing.T) {
+	const size, entries = 16, 8
+	q, err := NewQueue(size, entries)
+	skipIfNoBPF(t, err)
+	t.Cleanup(func() { q.Close() })
+	p, err := NewQueueProducer(QueueSpec{Queue: q, Size: size})
+	skipIfNoBPF(t, err)
+	t.Cleanup(func() { p.Close() })
+	placed, first, err := p.Fill(5)
+	if err != nil || first != 0 || placed < 5 || placed > entries {
+		t.Fatalf("first Fill(5): %d placed from %d (%v); want 5 to %d from 0", placed, first, err, entries)
+	}
+	more, next, err := p.Fill(entries)
+	if err != nil || next < uint64(placed) || more != entries-placed {
+		t.Fatalf("second Fill(%d): %d placed from %d (%v); want %d from %d on", entries, more, next, err, entries-placed, placed)
+	}
+	if n, _, err := p.Fill(1); err != nil || n != 0 {
+		t.Fatalf("Fill of a full queue placed %d (%v)", n, err)
+	}
+}

@@ -249,6 +249,25 @@ func (p *Producer) RunExactly(times int) error {
 	return RunExactly(p.Program, times)
 }
 
+// Fill runs the program as Run does and returns how many records that
+// placed in the buffer, and the number of the first: the runs that made
+// them, more than times if test-run restarted, less those dropped on a
+// full buffer. Records that made it carry consecutive numbers.
+func (p *Producer) Fill(times int) (placed int, first uint64, err error) {
+	first, droppedBefore, err := p.Counts()
+	if err == nil {
+		err = p.Run(times)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	after, dropped, err := p.Counts()
+	if err != nil {
+		return 0, 0, err
+	}
+	return int((after - first) - (dropped - droppedBefore)), first, nil
+}
+
 // Counts returns how many records the program numbered and how many of
 // them it could not put into the ring (reserve or output failed).
 func (p *Producer) Counts() (produced, dropped uint64, err error) {
