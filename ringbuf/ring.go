@@ -138,10 +138,10 @@ func (rg *ring) corrupt(pos, end uint64, h header) error {
 		ErrCorrupt, pos, h.length(), end-pos-headerSize)
 }
 
-// The records PeekInto reads whole (loadLines): more than three cache
+// The records PeekInto reads whole (loadLines): more than two cache
 // lines, header included, and at most 256 bytes of payload.
 const (
-	streamMin = 3 * 64
+	streamMin = 2 * 64
 	streamMax = 256 + headerSize
 )
 

@@ -367,7 +367,8 @@ func TestLoadLines(t *testing.T) {
 	}{
 		{pos: 0, total: streamMax, want: 1<<1 | 1<<2 | 1<<3 | 1<<4},
 		{pos: 56, total: streamMax, want: 1<<1 | 1<<2 | 1<<3 | 1<<4},
-		{pos: 64, total: streamMin + 8, want: 1<<2 | 1<<3 | 1<<4},
+		{pos: 64, total: streamMin + 8, want: 1<<2 | 1<<3},
+		{pos: 64, total: 3*64 + 8, want: 1<<2 | 1<<3 | 1<<4},
 		{pos: size - 8, total: streamMax, want: 1<<0 | 1<<1 | 1<<2 | 1<<3}, // wraps
 		{pos: 3*size + 1024, total: streamMax, want: 1<<17 | 1<<18 | 1<<19 | 1<<20},
 		{pos: 0, total: streamMin},
