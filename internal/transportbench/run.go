@@ -192,15 +192,7 @@ func (c *Config) fill() {
 // slower than a millisecond: 2 ms under TCG) makes up the bursts it
 // missed in its next call, so it keeps to the rate on average.
 func produce(run func(runs int) error, cpu int, d time.Duration, rate int) (time.Duration, error) {
-	errc := make(chan error, 1)
-	var elapsed time.Duration
-	go func() {
-		unpin, err := cpustat.Pin(cpu)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer unpin()
+	wait, err := cpustat.Go(cpu, func() error {
 		perTick := max(rate/1000, 1)
 		start := time.Now()
 		for sent := 0; time.Since(start) < d; {
@@ -212,18 +204,19 @@ func produce(run func(runs int) error, cpu int, d time.Duration, rate int) (time
 			// Paced, runs is at least perTick: the sleep below ends past
 			// the tick that sent covers.
 			if err := run(runs); err != nil {
-				errc <- err
-				return
+				return err
 			}
 			sent += runs
 			if rate > 0 {
 				time.Sleep(time.Until(start.Add(time.Duration(sent/perTick) * time.Millisecond)))
 			}
 		}
-		elapsed = time.Since(start)
-		errc <- nil
-	}()
-	err := <-errc
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	_, elapsed, err := wait()
 	return elapsed, err
 }
 
