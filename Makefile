@@ -69,6 +69,10 @@ lint: tools
 	cd internal/tools && $(TOOLBIN)/staticcheck ./...
 	$(if $(LIBBPF),$(GO) vet -tags libbpf ./ringbuf/ ./internal/libbpfdrain/ ./internal/libbpfwrite/,@echo "lint: go vet and staticcheck -tags libbpf left out: pkg-config finds no libbpf or no C compiler (make deps-test installs them)")
 	$(if $(LIBBPF),$(TOOLBIN)/staticcheck -tags libbpf ./ringbuf/)
+	@# The bench targets run only when asked: their recipes must at least
+	@# parse as shell (make -n prints them, sh -n reads them).
+	@for t in bench bench-perf bench-k2u bench-rings bench-xdp bench-sockfilter bench-upstream; do \
+		recipe=$$($(MAKE) -s -n $$t) && printf '%s\n' "$$recipe" | sh -n || { echo "lint: make $$t: its recipe is not valid shell"; exit 1; }; done
 	@# The reader builds wherever cilium/ebpf does; the rigs are Linux only.
 	for os in darwin windows freebsd; do GOOS=$$os $(GO) build ./... || exit 1; done
 	GOOS=windows $(GO) vet ./ringbuf/ ./perf/
@@ -202,7 +206,7 @@ bench-perf: tools
 	@mkdir -p $(dir $(PERF_OUT))
 	@echo "make bench-perf: $(COUNT) runs of the benchmark binary, 48 results each (8 sizes x 3 readers x 2 touches), about $$(( $(COUNT) * 45 / 60 + 1 )) min on a 2-vCPU guest; raw results in $(PERF_OUT)"
 	$(GO) test -c -o $(RESULTS)/perf.test ./perf/
-	{ $(HOSTINFO); echo "# load average before: $$(cat /proc/loadavg)"; \
+	{ echo "kernel: $$(uname -r)"; echo "# load average before: $$(cat /proc/loadavg)"; \
 	  for i in $$(seq $(COUNT)); do \
 	    echo "make bench-perf: run $$i of $(COUNT), $$(date +%T)" >&2; \
 	    $(if $(PERF_SIZES),PERF_BENCH_SIZES=$(PERF_SIZES)) $(if $(PERF_BUFFER),PERF_BENCH_BUFFER=$(PERF_BUFFER)) \
