@@ -204,7 +204,7 @@ PERF_MODES = /mode@(upstream copy records)
 .PHONY: bench-perf bench-perf-tables bench-perf-plots
 bench-perf: tools
 	@mkdir -p $(dir $(PERF_OUT))
-	@echo "make bench-perf: $(COUNT) runs of the benchmark binary, 48 results each (8 sizes x 3 readers x 2 touches), about $$(( $(COUNT) * 45 / 60 + 1 )) min on a 2-vCPU guest; raw results in $(PERF_OUT)"
+	@echo "make bench-perf: $(COUNT) runs of the benchmark binary, 48 results each (8 sizes x 3 readers x 2 touches), about $(COUNT) min on a 2-vCPU guest (45-60 s a run); raw results in $(PERF_OUT)"
 	$(GO) test -c -o $(RESULTS)/perf.test ./perf/
 	{ echo "kernel: $$(uname -r)"; echo "# load average before: $$(cat /proc/loadavg)"; \
 	  for i in $$(seq $(COUNT)); do \
