@@ -70,9 +70,12 @@ lint: tools
 	$(if $(LIBBPF),$(GO) vet -tags libbpf ./ringbuf/ ./internal/libbpfdrain/ ./internal/libbpfwrite/,@echo "lint: go vet and staticcheck -tags libbpf left out: pkg-config finds no libbpf or no C compiler (make deps-test installs them)")
 	$(if $(LIBBPF),$(TOOLBIN)/staticcheck -tags libbpf ./ringbuf/)
 	@# The bench targets run only when asked: their recipes must at least
-	@# parse as shell (make -n prints them, sh -n reads them).
-	@for t in bench bench-perf bench-k2u bench-rings bench-xdp bench-sockfilter bench-upstream; do \
-		recipe=$$($(MAKE) -s -n $$t) && printf '%s\n' "$$recipe" | sh -n || { echo "lint: make $$t: its recipe is not valid shell"; exit 1; }; done
+	@# parse as shell (make -n prints them, sh -n reads them). make -n still
+	@# runs the lines that call $$(MAKE), with their redirections: into a
+	@# scratch RESULTS.
+	@scratch=$$(mktemp -d) && for t in bench bench-perf bench-k2u bench-rings bench-xdp bench-sockfilter bench-upstream; do \
+		recipe=$$($(MAKE) -s -n $$t RESULTS=$$scratch) && printf '%s\n' "$$recipe" | sh -n || \
+		{ echo "lint: make $$t: its recipe is not valid shell"; rm -rf $$scratch; exit 1; }; done; rm -rf $$scratch
 	@# The reader builds wherever cilium/ebpf does; the rigs are Linux only.
 	for os in darwin windows freebsd; do GOOS=$$os $(GO) build ./... || exit 1; done
 	GOOS=windows $(GO) vet ./ringbuf/ ./perf/
