@@ -90,8 +90,9 @@ func Pin(cpu int) (unpin func(), err error) {
 // Go runs run on a new goroutine pinned to cpu for good: its thread ends
 // with it, instead of carrying its affinity and timer slack back to Go's
 // pool. Go returns once run is about to start, or with the error that
-// kept it from starting; wait returns run's error, and the CPU time and
-// wall time the thread spent in run.
+// kept it from starting; wait, called once, blocks until run returns and
+// returns run's error, and the CPU time and wall time the thread spent in
+// run.
 func Go(cpu int, run func() error) (wait func() (Usage, time.Duration, error), err error) {
 	type result struct {
 		usage Usage
