@@ -102,7 +102,9 @@ test-vms:
 # the end-to-end benchmark, and the writer's (BenchmarkWrite, not pinned:
 # its two-goroutine mode needs two CPUs; about 30 s by default). By default 4 sizes (16,128,1024,4096),
 # 64 MiB rings, COUNT=6 runs of BENCHTIME=50ms: about 3 minutes of
-# benchmarks, under 5 from a fresh clone. FULL=1 is the reference run
+# benchmarks, under 5 from a fresh clone. The runs go in COUNT rounds,
+# every benchmark once a round, so that a slow spell of a shared host
+# falls on every mode alike instead of on one mode's runs in a row. FULL=1 is the reference run
 # docs/bench-ringbuf.md's tables come from: the 8 default sizes (16..4096) and 10 runs,
 # about 11 minutes. SIZES (a list, or sweep for 80..2048 by 16), RING (bytes), COUNT
 # and BENCHTIME override either; OUT names the results file. Prints the
@@ -118,9 +120,9 @@ bench: tools deps-bench
 	@echo "make bench: $(if $(TASKSET),pinned to CPU $(PIN) (PIN= to change),not pinned$(if $(PIN), (taskset not found)))"
 	@echo "make bench: $(if $(LIBBPF),with,WITHOUT) the libbpf peer$(if $(LIBBPF),, (mode=libbpf skips: pkg-config finds no libbpf or no C compiler))"
 	@echo "make bench: $(if $(FULL),the full reference run,the quick run (FULL=1 for the reference run docs/bench-ringbuf.md's tables come from))"
-	@$(if $(RB_SIZES),RINGBUF_BENCH_SIZES=$(RB_SIZES)) RINGBUF_BENCH_RING=$(RB_RING) $(BENCHRUN) -title "make bench" -out $(RB_OUT) -- \
-		$(TASKSET) $(GO) test $(LIBBPF) -run '^$$' -bench '$(RB_BENCHES)' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/ \
-		--- $(GO) test $(LIBBPF) -run '^$$' -bench 'BenchmarkWrite$$' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/
+	@$(if $(RB_SIZES),RINGBUF_BENCH_SIZES=$(RB_SIZES)) RINGBUF_BENCH_RING=$(RB_RING) $(BENCHRUN) -title "make bench" -rounds $(COUNT) -out $(RB_OUT) -- \
+		$(TASKSET) $(GO) test -vet=off $(LIBBPF) -run '^$$' -bench '$(RB_BENCHES)' -benchmem -benchtime $(BENCHTIME) -count 1 -timeout 0 ./ringbuf/ \
+		--- $(GO) test -vet=off $(LIBBPF) -run '^$$' -bench 'BenchmarkWrite$$' -benchmem -benchtime $(BENCHTIME) -count 1 -timeout 0 ./ringbuf/
 	@$(MAKE) --no-print-directory bench-tables IN=$(RB_OUT) > $(basename $(RB_OUT))-tables.txt
 	@$(MAKE) --no-print-directory -s bench-plot IN=$(RB_OUT)
 	@$(SUMMARY) -kind ringbuf -tables $(basename $(RB_OUT))-tables.txt $(RB_OUT)

@@ -11,9 +11,12 @@
 //		--- go test -run '^$' -bench 'BenchmarkEndToEnd$' -count 6 ./ringbuf/
 //
 // Commands are separated by "---" and run one after the other; each may
-// start with a wrapper such as taskset. The results file starts with a
-// "kernel:" line, which benchstat prints above its tables and benchplot
-// in its plots' footer, beside go test's cpu line.
+// start with a wrapper such as taskset. With -rounds n the list runs n
+// times over, so that a benchmark's runs are spread over the whole time
+// instead of back to back and a slow spell of a shared host falls on
+// every mode alike (give each command -count 1). The results file starts
+// with a "kernel:" line, which benchstat prints above its tables and
+// benchplot in its plots' footer, beside go test's cpu line.
 package main
 
 import (
@@ -35,12 +38,17 @@ func main() {
 	out := flag.String("out", "", "results file to write (required)")
 	title := flag.String("title", "benchrun", "what the announcement and progress lines start with")
 	estimateOnly := flag.Bool("estimate", false, "announce the plan and stop")
+	rounds := flag.Int("rounds", 1, "run the commands this many times over, interleaving the runs of every benchmark")
 	flag.Parse()
 	if *out == "" || flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: benchrun -out file [-title text] -- command args... [--- command args...]")
 		os.Exit(2)
 	}
-	if err := run(*out, *title, splitCommands(flag.Args()), *estimateOnly); err != nil {
+	if *rounds < 1 {
+		fmt.Fprintln(os.Stderr, "benchrun: -rounds must be at least 1")
+		os.Exit(2)
+	}
+	if err := run(*out, *title, splitCommands(flag.Args()), *rounds, *estimateOnly); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", *title, err)
 		os.Exit(1)
 	}
@@ -62,17 +70,30 @@ func splitCommands(args []string) [][]string {
 	return cmds
 }
 
-func run(out, title string, cmds [][]string, estimateOnly bool) error {
+// planCommands adds up the plans of the commands, each run rounds times.
+func planCommands(cmds [][]string, rounds int) (plan, error) {
 	var total plan
 	for _, cmd := range cmds {
 		args, err := parseGoTest(cmd)
 		if err != nil {
-			return fmt.Errorf("%q: %w", strings.Join(cmd, " "), err)
+			return plan{}, fmt.Errorf("%q: %w", strings.Join(cmd, " "), err)
 		}
+		args.count *= rounds
 		pl := planFor(args)
 		total.results += pl.results
 		total.cost += pl.cost
 		total.lines = append(total.lines, pl.lines...)
+	}
+	if rounds > 1 {
+		total.lines = append(total.lines, fmt.Sprintf("in %d rounds: every benchmark runs once a round", rounds))
+	}
+	return total, nil
+}
+
+func run(out, title string, cmds [][]string, rounds int, estimateOnly bool) error {
+	total, err := planCommands(cmds, rounds)
+	if err != nil {
+		return err
 	}
 	fmt.Printf("%s: %d results, about %s of benchmarks on the reference host (2-vCPU KVM guest, AMD EPYC); more on a loaded one\n",
 		title, total.results, roundDuration(total.cost))
@@ -95,9 +116,11 @@ func run(out, title string, cmds [][]string, estimateOnly bool) error {
 	}
 	prog := benchprogress.New(os.Stdout, title, total.results, total.cost)
 	defer prog.Finish()
-	for _, cmd := range cmds {
-		if err := runOne(cmd, f, prog); err != nil {
-			return err
+	for range rounds {
+		for _, cmd := range cmds {
+			if err := runOne(cmd, f, prog); err != nil {
+				return err
+			}
 		}
 	}
 	return f.Sync()

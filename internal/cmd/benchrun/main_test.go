@@ -47,6 +47,30 @@ func TestPlanRead(t *testing.T) {
 	}
 }
 
+// TestPlanRounds checks that rounds of -count 1 plan what -count n in
+// one go does: the same results, the same time.
+func TestPlanRounds(t *testing.T) {
+	t.Setenv("RINGBUF_BENCH_SIZES", "16,4096")
+	cmd := func(count string) [][]string {
+		return splitCommands(strings.Fields(`go test -bench BenchmarkRead$ -benchtime 50ms -count ` + count +
+			` --- go test -bench BenchmarkWrite$ -benchtime 50ms -count ` + count))
+	}
+	inRounds, err := planCommands(cmd("1"), 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inOne, err := planCommands(cmd("6"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inRounds.results != inOne.results || inRounds.cost != inOne.cost || inOne.results == 0 {
+		t.Errorf("6 rounds plan %d results in %v, -count 6 %d in %v", inRounds.results, inRounds.cost, inOne.results, inOne.cost)
+	}
+	if _, err := planCommands(cmd("x"), 2); err == nil {
+		t.Error("a bad -count planned")
+	}
+}
+
 func TestSplitCommands(t *testing.T) {
 	got := splitCommands([]string{"go", "test", "---", "taskset", "go", "test", "---"})
 	if len(got) != 2 || strings.Join(got[1], " ") != "taskset go test" {
