@@ -100,13 +100,14 @@ test-vms:
 
 # bench: the ringbuf reader benchmark, every mode and both touch variants,
 # the end-to-end benchmark, and the writer's (BenchmarkWrite, not pinned:
-# its two-goroutine mode needs two CPUs; about 30 s by default). By default 4 sizes (16,128,1024,4096),
-# 64 MiB rings, COUNT=6 runs of BENCHTIME=50ms: about 3 minutes of
-# benchmarks, under 5 from a fresh clone. The runs go in COUNT rounds,
-# every benchmark once a round, so that a slow spell of a shared host
-# falls on every mode alike instead of on one mode's runs in a row. FULL=1 is the reference run
-# docs/bench-ringbuf.md's tables come from: the 8 default sizes (16..4096) and 10 runs,
-# about 11 minutes. SIZES (a list, or sweep for 80..2048 by 16), RING (bytes), COUNT
+# its two-goroutine mode needs two CPUs; about 30 s by default). By
+# default 4 sizes (16,128,1024,4096), 64 MiB rings, COUNT=6 runs of
+# BENCHTIME=50ms: about 3 minutes of benchmarks, under 5 from a fresh
+# clone. The runs go in COUNT rounds, every benchmark once a round, so
+# that a slow spell of a shared host falls on every mode alike, not on
+# one mode's runs in a row. FULL=1 is the reference run
+# docs/bench-ringbuf.md's tables come from: the 8 default sizes
+# (16..4096) and 10 runs, about 11 minutes. SIZES (a list, or sweep for 80..2048 by 16), RING (bytes), COUNT
 # and BENCHTIME override either; OUT names the results file. Prints the
 # plan, progress, then the summary; the full benchstat tables go to
 # <results>-tables.txt, plots beside them.
