@@ -201,24 +201,18 @@ bench-upstream-plots: tools
 # bench-perf: the perf event array drain benchmark (perf/bench_test.go):
 # cilium/ebpf's perf ReadInto against ours and our Records, sizes 16..4096
 # (PERF_SIZES), both touches, every reader with a watermark of half its
-# 16 MiB buffer (PERF_BUFFER). COUNT runs of the whole binary, one after
-# the other, so the modes interleave and a drift of a shared host falls
-# on all of them; pinned like make bench. The load average is written
-# before and after.
+# 16 MiB buffer (PERF_BUFFER). COUNT rounds of one run of every benchmark,
+# as make bench runs, so that a drift of a shared host falls on every
+# mode alike; pinned like make bench. About COUNT minutes on a 2-vCPU
+# guest.
 PERF_OUT = $(or $(OUT),$(RESULTS)/perf-$(STAMP).txt)
 PERF_MODES = /mode@(upstream copy records)
 .PHONY: bench-perf bench-perf-tables bench-perf-plots
 bench-perf: tools
 	@mkdir -p $(dir $(PERF_OUT))
-	@echo "make bench-perf: $(COUNT) runs of the benchmark binary, 48 results each (8 sizes x 3 readers x 2 touches), about $(COUNT) min on a 2-vCPU guest (45-60 s a run); raw results in $(PERF_OUT)"
-	$(GO) test -c -o $(RESULTS)/perf.test ./perf/
-	{ echo "kernel: $$(uname -r)"; echo "# load average before: $$(cat /proc/loadavg)"; \
-	  for i in $$(seq $(COUNT)); do \
-	    echo "make bench-perf: run $$i of $(COUNT), $$(date +%T)" >&2; \
-	    $(if $(PERF_SIZES),PERF_BENCH_SIZES=$(PERF_SIZES)) $(if $(PERF_BUFFER),PERF_BENCH_BUFFER=$(PERF_BUFFER)) \
-	    $(TASKSET) $(RESULTS)/perf.test -test.run '^$$' -test.bench 'BenchmarkRead$$' -test.benchmem \
-	      -test.benchtime $(or $(PERF_BENCHTIME),100ms) -test.count 1 || exit 1; \
-	  done; echo "# load average after: $$(cat /proc/loadavg)"; } | tee $(PERF_OUT)
+	@$(if $(PERF_SIZES),PERF_BENCH_SIZES=$(PERF_SIZES)) $(if $(PERF_BUFFER),PERF_BENCH_BUFFER=$(PERF_BUFFER)) \
+	$(BENCHRUN) -title "make bench-perf" -rounds $(COUNT) -out $(PERF_OUT) -- \
+		$(TASKSET) $(GO) test -vet=off -run '^$$' -bench 'BenchmarkRead$$' -benchmem -benchtime $(or $(PERF_BENCHTIME),100ms) -count 1 -timeout 0 ./perf/
 	$(MAKE) --no-print-directory bench-perf-tables IN=$(PERF_OUT)
 	$(MAKE) --no-print-directory bench-perf-plots IN=$(PERF_OUT)
 

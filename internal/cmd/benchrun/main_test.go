@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ebpf-zc/ebpf/internal/drainbench/ours"
+	"github.com/ebpf-zc/ebpf/internal/perfdrain"
 )
 
 func TestParseGoTest(t *testing.T) {
@@ -34,7 +35,7 @@ func TestParseGoTest(t *testing.T) {
 // RINGBUF_BENCH_SIZES, our modes and the five references, two touches.
 func TestPlanRead(t *testing.T) {
 	t.Setenv("RINGBUF_BENCH_SIZES", "16,4096")
-	p, err := parseGoTest(strings.Fields(`go test -tags libbpf -bench BenchmarkRead$ -benchtime 50ms -count 6`))
+	p, err := parseGoTest(strings.Fields(`go test -tags libbpf -bench BenchmarkRead$ -benchtime 50ms -count 6 ./ringbuf/`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,13 +48,38 @@ func TestPlanRead(t *testing.T) {
 	}
 }
 
+// TestPlanPerfRead checks that perf's BenchmarkRead, named like
+// ringbuf's, is planned by its own loops: sizes from PERF_BENCH_SIZES,
+// perf's modes, two touches; and only where the command names ./perf/.
+func TestPlanPerfRead(t *testing.T) {
+	t.Setenv("RINGBUF_BENCH_SIZES", "16")
+	t.Setenv("PERF_BENCH_SIZES", "16,64,4096")
+	for _, tc := range []struct {
+		cmd  string
+		want int
+	}{
+		{`go test -bench BenchmarkRead$ -benchtime 100ms -count 2 ./perf/`, 3 * len(perfdrain.Modes) * 2 * 2},
+		{`go test -bench BenchmarkRead$ -benchtime 100ms -count 2 ./ringbuf/ ./perf/`,
+			3*len(perfdrain.Modes)*2*2 + 1*(len(ours.Modes)+4)*2*2},
+		{`go test -bench BenchmarkRead$ -benchtime 100ms -count 2`, 0}, // the current directory's: none of ours
+	} {
+		p, err := parseGoTest(strings.Fields(tc.cmd))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := planFor(p).results; got != tc.want {
+			t.Errorf("%s: %d results planned, want %d", tc.cmd, got, tc.want)
+		}
+	}
+}
+
 // TestPlanRounds checks that rounds of -count 1 plan what -count n in
 // one go does: the same results, the same time.
 func TestPlanRounds(t *testing.T) {
 	t.Setenv("RINGBUF_BENCH_SIZES", "16,4096")
 	cmd := func(count string) [][]string {
-		return splitCommands(strings.Fields(`go test -bench BenchmarkRead$ -benchtime 50ms -count ` + count +
-			` --- go test -bench BenchmarkWrite$ -benchtime 50ms -count ` + count))
+		return splitCommands(strings.Fields(`go test -bench BenchmarkRead$ -benchtime 50ms -count ` + count + ` ./ringbuf/` +
+			` --- go test -bench BenchmarkWrite$ -benchtime 50ms -count ` + count + ` ./ringbuf/`))
 	}
 	inRounds, err := planCommands(cmd("1"), 6)
 	if err != nil {

@@ -15,15 +15,18 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/benchprogress"
 	"github.com/ebpf-zc/ebpf/internal/drainbench"
 	"github.com/ebpf-zc/ebpf/internal/drainbench/ours"
+	"github.com/ebpf-zc/ebpf/internal/perfdrain"
 	"github.com/ebpf-zc/ebpf/internal/transportbench"
 	"github.com/ebpf-zc/ebpf/internal/xdpbench"
 )
 
-// A family is one top-level benchmark: how many leaves it runs under the
-// settings it reads from the environment, and what one result of it
-// cost on the reference host (a 2-vCPU KVM guest on an AMD EPYC), from
+// A family is one top-level benchmark of one package (perf and ringbuf
+// both have a BenchmarkRead): how many leaves it runs under the settings
+// it reads from the environment, and what one result of it cost on the
+// reference host (a 2-vCPU KVM guest on an AMD EPYC), from
 // the wall time of the committed reference runs under testdata/.
 type family struct {
+	pkg  string // as a make target names it: ./ringbuf/
 	name string
 	// leaves says how many sub-benchmarks one run of the family has and
 	// how they multiply, for the announcement.
@@ -38,6 +41,7 @@ type goTestArgs struct {
 	count     int
 	benchtime time.Duration // zero for an iteration count (-benchtime 1x)
 	libbpf    bool          // -tags libbpf: BenchmarkRead has the libbpf mode
+	pkgs      []string      // the packages named, ./ and all
 }
 
 // parseGoTest reads -bench, -count, -benchtime and -tags from a go test
@@ -82,6 +86,8 @@ func parseGoTest(args []string) (goTestArgs, error) {
 		} else if v, next, ok := value(i, arg, "tags"); ok {
 			p.libbpf = strings.Contains(","+v+",", ",libbpf,")
 			i = next
+		} else if strings.HasPrefix(arg, "./") {
+			p.pkgs = append(p.pkgs, arg)
 		}
 	}
 	if p.bench == nil {
@@ -98,6 +104,7 @@ func parseGoTest(args []string) (goTestArgs, error) {
 // planned raises the total as it goes.
 var families = []family{
 	{
+		pkg:  "./ringbuf/",
 		name: "BenchmarkRead",
 		leaves: func(p goTestArgs) (int, string) {
 			sizes, err := drainbench.ParseSizes(envString("RINGBUF_BENCH_SIZES", drainbench.DefaultSizes))
@@ -114,6 +121,7 @@ var families = []family{
 		cost: func(p goTestArgs) time.Duration { return benchprogress.DrainCost(p.benchtime) },
 	},
 	{
+		pkg:  "./ringbuf/",
 		name: "BenchmarkWrite",
 		leaves: func(p goTestArgs) (int, string) {
 			sizes, err := drainbench.ParseSizes(envString("RINGBUF_BENCH_SIZES", drainbench.DefaultSizes))
@@ -132,16 +140,33 @@ var families = []family{
 		cost: func(p goTestArgs) time.Duration { return 20*time.Millisecond + 4*p.benchtime },
 	},
 	{
+		pkg:    "./ringbuf/",
 		name:   "BenchmarkEndToEnd",
 		leaves: func(goTestArgs) (int, string) { return 6, "3 sizes x 2 wakeups" },
 		cost:   func(p goTestArgs) time.Duration { return benchprogress.DrainCost(p.benchtime) },
 	},
 	{
+		pkg:    "./ringbuf/",
 		name:   "BenchmarkMultiRecords",
 		leaves: func(goTestArgs) (int, string) { return 8, "2 sizes x 4 readers" },
 		cost:   func(p goTestArgs) time.Duration { return 200*time.Millisecond + 8*p.benchtime },
 	},
 	{
+		pkg:  "./perf/",
+		name: "BenchmarkRead",
+		leaves: func(goTestArgs) (int, string) {
+			sizes, err := drainbench.ParseSizes(envString("PERF_BENCH_SIZES", drainbench.DefaultSizes))
+			if err != nil {
+				sizes = nil
+			}
+			modes := len(perfdrain.Modes)
+			return len(sizes) * modes * 2, fmt.Sprintf("%d sizes x %d modes x 2 touches", len(sizes), modes)
+		},
+		// The fills of a 16 MiB buffer per CPU, untimed, and the ramp.
+		cost: func(p goTestArgs) time.Duration { return 500*time.Millisecond + 6*p.benchtime },
+	},
+	{
+		pkg:  "./bench/",
 		name: "BenchmarkProducer",
 		leaves: func(goTestArgs) (int, string) {
 			sizes := envInts("K2U_SIZES", 5)
@@ -150,6 +175,7 @@ var families = []family{
 		cost: func(goTestArgs) time.Duration { return 1900 * time.Millisecond },
 	},
 	{
+		pkg:  "./bench/",
 		name: "BenchmarkK2U",
 		leaves: func(goTestArgs) (int, string) {
 			cases, sizes, rates := len(transportbench.EndToEndCases()), envInts("K2U_E2E_SIZES", 2), envInts("K2U_RATES", 3)
@@ -158,6 +184,7 @@ var families = []family{
 		cost: func(goTestArgs) time.Duration { return envDuration("K2U_DURATION", time.Second) + 500*time.Millisecond },
 	},
 	{
+		pkg:  "./bench/",
 		name: "BenchmarkRings",
 		leaves: func(goTestArgs) (int, string) {
 			// 1, 2 and every CPU, as far as there are CPUs.
@@ -174,6 +201,7 @@ var families = []family{
 		cost: func(p goTestArgs) time.Duration { return 600*time.Millisecond + 2*p.benchtime },
 	},
 	{
+		pkg:  "./bench/",
 		name: "BenchmarkSocketFilter",
 		leaves: func(goTestArgs) (int, string) {
 			bad, payloads, recvs := envInts("SOCKF_BAD", 4), envInts("SOCKF_PAYLOADS", 3), envInts("SOCKF_RECVS", 2)
@@ -184,6 +212,7 @@ var families = []family{
 		},
 	},
 	{
+		pkg:  "./bench/",
 		name: "BenchmarkXDP",
 		leaves: func(goTestArgs) (int, string) {
 			return len(xdpbench.Strategies()), fmt.Sprintf("%d strategies", len(xdpbench.Strategies()))
@@ -193,6 +222,7 @@ var families = []family{
 		},
 	},
 	{
+		pkg:  "./bench/",
 		name: "BenchmarkXDPLoss",
 		leaves: func(goTestArgs) (int, string) {
 			rates := envInts("XDP_LOSS_PPS", 4)
@@ -211,11 +241,12 @@ type plan struct {
 	lines   []string // one a family, for the announcement
 }
 
-// planFor adds up the families a go test command selects.
+// planFor adds up the families a go test command selects: those of the
+// packages it names that -bench matches.
 func planFor(p goTestArgs) plan {
 	var pl plan
 	for _, f := range families {
-		if !p.bench.MatchString(f.name) {
+		if !slices.Contains(p.pkgs, f.pkg) || !p.bench.MatchString(f.name) {
 			continue
 		}
 		leaves, how := f.leaves(p)
