@@ -50,7 +50,8 @@ func TestPlanRead(t *testing.T) {
 
 // TestPlanPerfRead checks that perf's BenchmarkRead, named like
 // ringbuf's, is planned by its own loops: sizes from PERF_BENCH_SIZES,
-// perf's modes, two touches; and only where the command names ./perf/.
+// perf's modes, two touches; and only where the command names ./perf
+// (with or without the slash) or ./... .
 func TestPlanPerfRead(t *testing.T) {
 	t.Setenv("RINGBUF_BENCH_SIZES", "16")
 	t.Setenv("PERF_BENCH_SIZES", "16,64,4096")
@@ -60,6 +61,9 @@ func TestPlanPerfRead(t *testing.T) {
 	}{
 		{`go test -bench BenchmarkRead$ -benchtime 100ms -count 2 ./perf/`, 3 * len(perfdrain.Modes) * 2 * 2},
 		{`go test -bench BenchmarkRead$ -benchtime 100ms -count 2 ./ringbuf/ ./perf/`,
+			3*len(perfdrain.Modes)*2*2 + 1*(len(ours.Modes)+4)*2*2},
+		{`go test -bench BenchmarkRead$ -benchtime 100ms -count 2 ./perf`, 3 * len(perfdrain.Modes) * 2 * 2},
+		{`go test -bench BenchmarkRead$ -benchtime 100ms -count 2 ./...`,
 			3*len(perfdrain.Modes)*2*2 + 1*(len(ours.Modes)+4)*2*2},
 		{`go test -bench BenchmarkRead$ -benchtime 100ms -count 2`, 0}, // the current directory's: none of ours
 	} {

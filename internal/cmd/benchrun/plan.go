@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path"
 	"regexp"
 	"runtime"
 	"slices"
@@ -26,7 +27,7 @@ import (
 // reference host (a 2-vCPU KVM guest on an AMD EPYC), from
 // the wall time of the committed reference runs under testdata/.
 type family struct {
-	pkg  string // as a make target names it: ./ringbuf/
+	pkg  string // its directory in the module: ringbuf
 	name string
 	// leaves says how many sub-benchmarks one run of the family has and
 	// how they multiply, for the announcement.
@@ -41,7 +42,7 @@ type goTestArgs struct {
 	count     int
 	benchtime time.Duration // zero for an iteration count (-benchtime 1x)
 	libbpf    bool          // -tags libbpf: BenchmarkRead has the libbpf mode
-	pkgs      []string      // the packages named, ./ and all
+	pkgs      []string      // the packages named, as path.Clean has them: ringbuf, bench
 }
 
 // parseGoTest reads -bench, -count, -benchtime and -tags from a go test
@@ -87,7 +88,7 @@ func parseGoTest(args []string) (goTestArgs, error) {
 			p.libbpf = strings.Contains(","+v+",", ",libbpf,")
 			i = next
 		} else if strings.HasPrefix(arg, "./") {
-			p.pkgs = append(p.pkgs, arg)
+			p.pkgs = append(p.pkgs, path.Clean(arg))
 		}
 	}
 	if p.bench == nil {
@@ -104,7 +105,7 @@ func parseGoTest(args []string) (goTestArgs, error) {
 // planned raises the total as it goes.
 var families = []family{
 	{
-		pkg:  "./ringbuf/",
+		pkg:  "ringbuf",
 		name: "BenchmarkRead",
 		leaves: func(p goTestArgs) (int, string) {
 			sizes, err := drainbench.ParseSizes(envString("RINGBUF_BENCH_SIZES", drainbench.DefaultSizes))
@@ -121,7 +122,7 @@ var families = []family{
 		cost: func(p goTestArgs) time.Duration { return benchprogress.DrainCost(p.benchtime) },
 	},
 	{
-		pkg:  "./ringbuf/",
+		pkg:  "ringbuf",
 		name: "BenchmarkWrite",
 		leaves: func(p goTestArgs) (int, string) {
 			sizes, err := drainbench.ParseSizes(envString("RINGBUF_BENCH_SIZES", drainbench.DefaultSizes))
@@ -140,19 +141,19 @@ var families = []family{
 		cost: func(p goTestArgs) time.Duration { return 20*time.Millisecond + 4*p.benchtime },
 	},
 	{
-		pkg:    "./ringbuf/",
+		pkg:    "ringbuf",
 		name:   "BenchmarkEndToEnd",
 		leaves: func(goTestArgs) (int, string) { return 6, "3 sizes x 2 wakeups" },
 		cost:   func(p goTestArgs) time.Duration { return benchprogress.DrainCost(p.benchtime) },
 	},
 	{
-		pkg:    "./ringbuf/",
+		pkg:    "ringbuf",
 		name:   "BenchmarkMultiRecords",
 		leaves: func(goTestArgs) (int, string) { return 8, "2 sizes x 4 readers" },
 		cost:   func(p goTestArgs) time.Duration { return 200*time.Millisecond + 8*p.benchtime },
 	},
 	{
-		pkg:  "./perf/",
+		pkg:  "perf",
 		name: "BenchmarkRead",
 		leaves: func(goTestArgs) (int, string) {
 			sizes, err := drainbench.ParseSizes(envString("PERF_BENCH_SIZES", drainbench.DefaultSizes))
@@ -166,7 +167,7 @@ var families = []family{
 		cost: func(p goTestArgs) time.Duration { return 500*time.Millisecond + 6*p.benchtime },
 	},
 	{
-		pkg:  "./bench/",
+		pkg:  "bench",
 		name: "BenchmarkProducer",
 		leaves: func(goTestArgs) (int, string) {
 			sizes := envInts("K2U_SIZES", 5)
@@ -175,7 +176,7 @@ var families = []family{
 		cost: func(goTestArgs) time.Duration { return 1900 * time.Millisecond },
 	},
 	{
-		pkg:  "./bench/",
+		pkg:  "bench",
 		name: "BenchmarkK2U",
 		leaves: func(goTestArgs) (int, string) {
 			cases, sizes, rates := len(transportbench.EndToEndCases()), envInts("K2U_E2E_SIZES", 2), envInts("K2U_RATES", 3)
@@ -184,7 +185,7 @@ var families = []family{
 		cost: func(goTestArgs) time.Duration { return envDuration("K2U_DURATION", time.Second) + 500*time.Millisecond },
 	},
 	{
-		pkg:  "./bench/",
+		pkg:  "bench",
 		name: "BenchmarkRings",
 		leaves: func(goTestArgs) (int, string) {
 			// 1, 2 and every CPU, as far as there are CPUs.
@@ -201,7 +202,7 @@ var families = []family{
 		cost: func(p goTestArgs) time.Duration { return 600*time.Millisecond + 2*p.benchtime },
 	},
 	{
-		pkg:  "./bench/",
+		pkg:  "bench",
 		name: "BenchmarkSocketFilter",
 		leaves: func(goTestArgs) (int, string) {
 			bad, payloads, recvs := envInts("SOCKF_BAD", 4), envInts("SOCKF_PAYLOADS", 3), envInts("SOCKF_RECVS", 2)
@@ -212,7 +213,7 @@ var families = []family{
 		},
 	},
 	{
-		pkg:  "./bench/",
+		pkg:  "bench",
 		name: "BenchmarkXDP",
 		leaves: func(goTestArgs) (int, string) {
 			return len(xdpbench.Strategies()), fmt.Sprintf("%d strategies", len(xdpbench.Strategies()))
@@ -222,7 +223,7 @@ var families = []family{
 		},
 	},
 	{
-		pkg:  "./bench/",
+		pkg:  "bench",
 		name: "BenchmarkXDPLoss",
 		leaves: func(goTestArgs) (int, string) {
 			rates := envInts("XDP_LOSS_PPS", 4)
@@ -242,11 +243,12 @@ type plan struct {
 }
 
 // planFor adds up the families a go test command selects: those of the
-// packages it names that -bench matches.
+// packages it names (./... names them all) that -bench matches.
 func planFor(p goTestArgs) plan {
 	var pl plan
 	for _, f := range families {
-		if !slices.Contains(p.pkgs, f.pkg) || !p.bench.MatchString(f.name) {
+		named := slices.Contains(p.pkgs, f.pkg) || slices.Contains(p.pkgs, "...")
+		if !named || !p.bench.MatchString(f.name) {
 			continue
 		}
 		leaves, how := f.leaves(p)
