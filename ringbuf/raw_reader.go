@@ -173,6 +173,8 @@ func (rr *RawReader) more(busy bool) error {
 	e := rr.rd.engine
 	e.core.Mu.Lock()
 	defer e.core.Mu.Unlock()
+	e.core.BackLocked(&rr.op)
+	defer e.core.AwayLocked(&rr.op) // ReadSample returns to the lease's code
 	c := &e.consumers[0]
 	if !busy && rr.pos < rr.end && c.err == nil {
 		c.err = c.ring.corrupt(rr.pos, rr.end, c.ring.headerAt(rr.pos))
@@ -248,7 +250,7 @@ func (rr *RawReader) SetDeadline(t time.Time) { rr.rd.SetDeadline(t) }
 // that finds the ring empty) returns ErrFlushed once the ring is empty.
 func (rr *RawReader) Flush() error { return rr.rd.Flush() }
 
-// Close is Reader.Close: a waiting ReadSample returns ErrClosed, and so
-// does WithLease from then on. A lease that runs reads the samples it had
+// Close is [Reader.Close]: a waiting ReadSample returns ErrClosed, and
+// has returned when Close returns; so does WithLease from then on. A lease that runs reads the samples it had
 // claimed, then ErrClosed; the ring is unmapped when it ends.
 func (rr *RawReader) Close() error { return rr.rd.Close() }

@@ -312,9 +312,6 @@ func (w *Writer) waitForSpaceLocked(total uint64) (err error) {
 			return err
 		}
 		w.wait.Sleep(timeout)
-		if w.wait.Closed() {
-			return errors.Join(ErrClosed, w.releaseLocked())
-		}
 	}
 }
 
@@ -404,7 +401,9 @@ func (w *Writer) Flush() error {
 // ErrClosed, and so do Submit and Discard of reservations still
 // outstanding, which Close discards so that the kernel does not wait for
 // them forever. Records submitted before stay in the ring for the kernel.
-// It may be called from any goroutine and more than once.
+// It may be called from any goroutine and more than once; the first call
+// returns once every Reserve and ReserveBatch that was blocked has
+// returned.
 //
 // The map is unmapped at once; the addresses of its data area stay
 // reserved, as private memory nobody reads, until Go collects the Writer,
@@ -419,9 +418,8 @@ func (w *Writer) Close() error {
 	// see finds closed set (both are sequentially consistent).
 	w.closed.Store(true)
 	w.discardOutstandingLocked()
-	w.wait.Close()
-	err := w.res.mapping.retire(true)
-	return errors.Join(err, w.releaseLocked())
+	w.wait.Close() // returns once nobody waits: the poller is unused
+	return errors.Join(w.res.mapping.retire(true), w.res.closePoller())
 }
 
 // discardOutstandingLocked discards every record between the kernel's
@@ -442,15 +440,6 @@ func (w *Writer) discardOutstandingLocked() {
 		}
 		pos += h.total()
 	}
-}
-
-// releaseLocked closes the poller of a closed Writer once nobody sleeps
-// in it.
-func (w *Writer) releaseLocked() error {
-	if !w.wait.Closed() || !w.wait.Idle() {
-		return nil
-	}
-	return w.res.closePoller()
 }
 
 // headerAt returns the record header at pos as one word.

@@ -1,5 +1,6 @@
-// Package bpftest holds the one rule tests and benchmarks share for
-// skipping: a test may skip only where BPF is missing, and must say so.
+// Package bpftest holds what the packages' tests and benchmarks share:
+// the one rule for skipping (a test may skip only where BPF is missing,
+// and must say so), and checks of a contract both readers keep.
 package bpftest
 
 import (

@@ -18,7 +18,9 @@ type Waiter struct {
 	flushes      uint64 // Flush calls so far
 	flushForNext bool   // the next read to find nothing ends with flushed
 	active       int    // reads and loops in progress
+	inside       int    // those of them not away in their caller's code
 	closed       bool
+	left         chan struct{} // closed when inside drops to 0; made by Close
 
 	polling   bool          // a sleeper waits in epoll
 	pollWoken bool          // the eventfd was written for it
@@ -33,27 +35,55 @@ func NewWaiter(mu *sync.Mutex, poller *Poller, flushed error) *Waiter {
 	return &Waiter{mu: mu, poller: poller, flushed: flushed}
 }
 
-// Ticket is a read's place at a Waiter: the Flush calls it has seen.
+// Ticket is a read's place at a Waiter: the Flush calls it has seen, and
+// whether its goroutine is away, running its caller's code.
 type Ticket struct {
 	flushesSeen uint64
+	away        bool
 }
 
-// Begin counts a read or loop in progress, or returns os.ErrClosed.
+// Begin counts a read or loop in progress, inside the reader until Away,
+// or returns os.ErrClosed.
 func (w *Waiter) Begin(t *Ticket) error {
 	if w.closed {
 		return os.ErrClosed
 	}
 	w.active++
-	t.flushesSeen = w.flushes
+	w.inside++
+	t.flushesSeen, t.away = w.flushes, false
 	return nil
 }
 
 // End ends what Begin counted. A read that a Flush covered and that found
 // records hands the flush on to the next read that finds nothing.
 func (w *Waiter) End(t *Ticket) {
+	w.Away(t)
 	w.active--
 	if t.flushesSeen != w.flushes {
 		w.flushForNext = true
+	}
+}
+
+// Away says that t's goroutine runs its caller's code (a loop's body, a
+// lease's function) until Back: Close does not wait for it there, so that
+// it may call Close.
+func (w *Waiter) Away(t *Ticket) {
+	if t.away {
+		return
+	}
+	t.away = true
+	w.inside--
+	if w.inside == 0 && w.left != nil {
+		close(w.left)
+		w.left = nil
+	}
+}
+
+// Back says that t's goroutine is in the reader again.
+func (w *Waiter) Back(t *Ticket) {
+	if t.away {
+		t.away = false
+		w.inside++
 	}
 }
 
@@ -168,8 +198,20 @@ func (w *Waiter) Flush() error {
 	return nil
 }
 
-// Close makes every wait end with os.ErrClosed.
+// Close makes every wait end with os.ErrClosed, and returns once every
+// read and loop in the reader has left it (End or Away), giving up the
+// mutex meanwhile: a caller of Close may rely on every blocked call
+// having returned, as on cilium/ebpf's. Only the first Close waits.
 func (w *Waiter) Close() {
 	w.closed = true
 	w.Wake()
+	for w.inside > 0 {
+		if w.left == nil {
+			w.left = make(chan struct{})
+		}
+		left := w.left
+		w.mu.Unlock()
+		<-left
+		w.mu.Lock()
+	}
 }

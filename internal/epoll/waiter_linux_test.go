@@ -185,6 +185,7 @@ func TestCheck(t *testing.T) {
 	if _, err := w.Check(&b); err != errFlushed {
 		t.Fatalf("the read after a flushed one that found records: %v", err)
 	}
+	w.End(&b)
 	w.Close()
 	if _, err := w.Check(&a); !errors.Is(err, os.ErrClosed) {
 		t.Fatalf("after Close: %v", err)
@@ -214,4 +215,54 @@ func TestSleepTimesOut(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("bounded sleeps did not return")
 	}
+}
+
+// TestCloseWaitsForThoseInside: Close returns once every read in progress
+// has ended, but does not wait for one away in its caller's code, nor for
+// reads begun after it; a read back from away is waited for again.
+func TestCloseWaitsForThoseInside(t *testing.T) {
+	w, mu := newTestWaiter(t)
+	var inside, away, back Ticket
+	mu.Lock()
+	w.Begin(&inside)
+	w.Begin(&away)
+	w.Away(&away)
+	w.Begin(&back)
+	w.Away(&back)
+	mu.Unlock()
+	closed := make(chan struct{})
+	go func() {
+		mu.Lock()
+		w.Close()
+		mu.Unlock()
+		close(closed)
+	}()
+	ended := func(what string) {
+		t.Helper()
+		select {
+		case <-closed:
+			t.Fatalf("Close returned before %s", what)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	ended("the read inside ended")
+	mu.Lock()
+	w.Back(&back) // comes back while Close waits
+	w.End(&inside)
+	mu.Unlock()
+	ended("the read that came back ended")
+	mu.Lock()
+	if err := w.Begin(new(Ticket)); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("Begin while Close waits: %v, want os.ErrClosed", err)
+	}
+	w.End(&back)
+	mu.Unlock()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close still waits with only a read away left")
+	}
+	mu.Lock()
+	w.End(&away)
+	mu.Unlock()
 }

@@ -60,18 +60,31 @@ type WaitState struct {
 	busyWaits int
 }
 
-// Begin starts a loop, in progress until EndLoopLocked.
+// Begin starts a loop or lease, in progress until EndLoopLocked and away
+// in its caller's code but while it claims or waits (BackLocked).
 func (e *Engine) Begin(op *WaitState) error {
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
-	return e.Wait.Begin(&op.Ticket)
+	if err := e.Wait.Begin(&op.Ticket); err != nil {
+		return err
+	}
+	e.Wait.Away(&op.Ticket)
+	return nil
 }
 
-// EndLoopLocked ends what Begin started, once its claims are released.
+// BackLocked brings a loop or lease back into the reader, to claim or wait:
+// Close waits for it until AwayLocked or EndLoopLocked.
+func (e *Engine) BackLocked(op *WaitState) { e.Wait.Back(&op.Ticket) }
+
+// AwayLocked says that op's goroutine returns to its caller's code.
+func (e *Engine) AwayLocked(op *WaitState) { e.Wait.Away(&op.Ticket) }
+
+// EndLoopLocked ends what Begin started, once its claims are released;
+// last, so that a Close waiting for it finds its work done.
 func (e *Engine) EndLoopLocked(op *WaitState) {
-	e.Wait.End(&op.Ticket)
 	e.publishAllLocked()
 	e.ReleaseLocked()
+	e.Wait.End(&op.Ticket)
 }
 
 // ClaimLocked runs claim until it claims something or fails, waiting in
@@ -221,7 +234,9 @@ func (e *Engine) Flush() error {
 	return e.Wait.Flush()
 }
 
-// Close is every reader's Close; stop, if not nil, runs first.
+// Close is every reader's Close; stop, if not nil, runs first. It returns
+// once every read, and every loop but those away in their bodies, has
+// returned (epoll.Waiter.Close).
 func (e *Engine) Close(stop func() error) error {
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
@@ -267,12 +282,19 @@ func (e *Engine) Loop(b Batcher, body func(err error) bool) {
 	}
 }
 
+// nextBatch claims the next batch for the body. The body runs away, but
+// for a loop that Close ended: Close returns once it has returned.
 func (e *Engine) nextBatch(b Batcher, op *WaitState) error {
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
-	return e.ClaimLocked(op, b.Finish(), func() (ok, busy bool, err error) {
+	e.BackLocked(op)
+	err := e.ClaimLocked(op, b.Finish(), func() (ok, busy bool, err error) {
 		return e.ClaimTurnLocked(true, b.Claim)
 	})
+	if !errors.Is(err, os.ErrClosed) {
+		e.AwayLocked(op)
+	}
+	return err
 }
 
 func (e *Engine) endLoop(b Batcher, op *WaitState) {

@@ -1,0 +1,79 @@
+package bpftest
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// CheckCloseBarrier checks, trials times, that a reader's or writer's
+// Close returns only once every call blocked in it has returned with
+// os.ErrClosed, as cilium/ebpf's Close does: open makes a fresh one and
+// returns a call that blocks until Close, and Close; callers goroutines
+// make the call at once.
+func CheckCloseBarrier(t *testing.T, trials, callers int, open func(t *testing.T) (call, closeIt func() error)) {
+	t.Helper()
+	for trial := range trials {
+		call, closeIt := open(t)
+		var returned atomic.Int32
+		errs := make(chan error, callers)
+		for range callers {
+			go func() {
+				err := call()
+				returned.Add(1)
+				errs <- err
+			}()
+		}
+		time.Sleep(50 * time.Millisecond) // all block
+		if n := returned.Load(); n != 0 {
+			t.Fatalf("trial %d: %d calls returned before Close", trial, n)
+		}
+		if err := closeIt(); err != nil {
+			t.Fatal(err)
+		}
+		// A call that released the reader may not have reached its
+		// caller's next statement yet, on a loaded machine: it must be
+		// on its way out, not waiting.
+		if waiting := waitingCallers(); waiting != nil {
+			t.Fatalf("trial %d: when Close returned, %d of %d blocked calls had returned, and %d still wait:\n%s",
+				trial, returned.Load(), callers, len(waiting), strings.Join(waiting, "\n"))
+		}
+		for range callers {
+			select {
+			case err := <-errs:
+				if !errors.Is(err, os.ErrClosed) {
+					t.Fatalf("trial %d: blocked call returned %v, want ErrClosed", trial, err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("trial %d: a blocked call had returned, but sent nothing", trial)
+			}
+		}
+	}
+}
+
+// waitingCallers returns the stacks of CheckCloseBarrier's goroutines that
+// wait (in a syscall, on a channel, a lock, a timer), or were woken from
+// a wait and have not run since: a goroutine on its way out of a call runs,
+// or is runnable where it was preempted.
+func waitingCallers() []string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var waiting []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if !strings.Contains(g, "created by github.com/ebpf-zc/ebpf/internal/bpftest.CheckCloseBarrier") {
+			continue
+		}
+		header, frames, _ := strings.Cut(g, "\n")
+		_, state, _ := strings.Cut(header, "[")
+		top, _, _ := strings.Cut(frames, "(")
+		parked := strings.Contains(top, "gopark") || strings.Contains(top, "Semacquire")
+		if parked || !strings.HasPrefix(state, "running") && !strings.HasPrefix(state, "runnable") {
+			waiting = append(waiting, g)
+		}
+	}
+	return waiting
+}

@@ -1,0 +1,169 @@
+//go:build linux
+
+package ringbuf
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
+	"github.com/ebpf-zc/ebpf/internal/progs"
+)
+
+// blockedCalls is one kind of call that blocks in a reader or writer:
+// open makes a fresh one and returns the call and its Close.
+type blockedCalls struct {
+	name    string
+	callers int // goroutines that block at once
+	open    func(t *testing.T) (call func() error, close func() error)
+}
+
+// drainLoop ranges over seq until it yields an error, and returns it.
+func drainLoop[T any](seq func(func(T, error) bool)) error {
+	for _, err := range seq {
+		if err != nil {
+			return err
+		}
+	}
+	return errors.New("loop ended without an error")
+}
+
+func onReader(call func(r *Reader) error) func(t *testing.T) (func() error, func() error) {
+	return func(t *testing.T) (func() error, func() error) {
+		r := newTestReader(t, newRingMap(t, 4096))
+		return func() error { return call(r) }, r.Close
+	}
+}
+
+var blockingCalls = []blockedCalls{
+	{"Read", 3, onReader(func(r *Reader) error { _, err := r.Read(); return err })},
+	{"ReadInto", 3, onReader(func(r *Reader) error { var rec Record; return r.ReadInto(&rec) })},
+	{"PeekInto", 1, onReader(func(r *Reader) error { var rec Record; return r.PeekInto(&rec) })},
+	{"Records", 3, onReader(func(r *Reader) error { return drainLoop(r.Records()) })},
+	{"Batches", 3, onReader(func(r *Reader) error { return drainLoop(r.Batches()) })},
+	{"MultiReader.Records", 3, func(t *testing.T) (func() error, func() error) {
+		mr, err := NewMultiReader(newRingMap(t, 4096), newRingMap(t, 4096))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { mr.Close() })
+		return func() error { return drainLoop(mr.Records()) }, mr.Close
+	}},
+	{"Lease.ReadSample", 1, func(t *testing.T) (func() error, func() error) {
+		rr, _ := newTestRawReader(t, 4096)
+		return func() error {
+			return rr.WithLease(func(l Lease) error { _, _, err := l.ReadSample(); return err })
+		}, rr.Close
+	}},
+	{"Writer.Reserve", 3, func(t *testing.T) (func() error, func() error) {
+		w := newTestWriter(t, newUserRingMap(t, 4096))
+		fillRing(t, w)
+		return func() error { _, err := w.Reserve(8); return err }, w.Close
+	}},
+	{"Writer.ReserveBatch", 3, func(t *testing.T) (func() error, func() error) {
+		w := newTestWriter(t, newUserRingMap(t, 4096))
+		fillRing(t, w)
+		return func() error { _, err := w.ReserveBatch(make([]Reservation, 4), 8); return err }, w.Close
+	}},
+}
+
+// TestCloseIsABarrier: when Close returns, every call that was blocked in
+// the reader or writer has returned to its caller, with ErrClosed, as
+// cilium/ebpf's Close guarantees: code that takes Close for "the reading
+// goroutine is done" may rely on it.
+func TestCloseIsABarrier(t *testing.T) {
+	for _, tc := range blockingCalls {
+		t.Run(tc.name, func(t *testing.T) {
+			bpftest.CheckCloseBarrier(t, 20, tc.callers, tc.open)
+		})
+	}
+}
+
+// TestCloseFromBodyWaitsForOthers: a loop body that calls Close, while
+// other goroutines are blocked in the reader, gets Close back once they
+// have returned; its own loop then ends with ErrClosed.
+func TestCloseFromBodyWaitsForOthers(t *testing.T) {
+	m := newRingMap(t, 4096)
+	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 8})
+	r := newTestReader(t, m)
+	const readers = 2
+	var returned atomic.Int32
+	for range readers {
+		go func() {
+			var rec Record
+			for r.ReadInto(&rec) == nil {
+			}
+			returned.Add(1)
+		}()
+	}
+	loopEnded := make(chan error, 1)
+	var atClose int32 = -1
+	go func() {
+		closed := false
+		for _, err := range r.Records() {
+			if err != nil {
+				loopEnded <- err
+				return
+			}
+			if !closed {
+				closed = true
+				if err := r.Close(); err != nil {
+					t.Error(err)
+				}
+				atomic.StoreInt32(&atClose, returned.Load())
+			}
+		}
+		loopEnded <- errors.New("loop ended without an error")
+	}()
+	time.Sleep(50 * time.Millisecond) // all block
+	// The readers may take the records; produce until the loop gets one.
+	var err error
+	within(t, 10*time.Second, "Close from a loop body", func() {
+		for {
+			produce(t, p, 1)
+			select {
+			case err = <-loopEnded:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	})
+	if !errors.Is(err, ErrClosed) {
+		t.Errorf("the closing loop ended with %v, want ErrClosed", err)
+	}
+	if n := atomic.LoadInt32(&atClose); n != readers {
+		t.Errorf("Close in a body returned with %d of %d blocked reads returned", n, readers)
+	}
+}
+
+// TestCloseRacesWithEveryCall: Close at a varying instant while the calls
+// start, block or wake: neither Close nor any call hangs, and every call
+// ends with ErrClosed.
+func TestCloseRacesWithEveryCall(t *testing.T) {
+	for _, tc := range blockingCalls {
+		t.Run(tc.name, func(t *testing.T) {
+			for trial := range 20 {
+				call, closeIt := tc.open(t)
+				var wg sync.WaitGroup
+				started := make(chan struct{})
+				for range tc.callers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						<-started
+						if err := call(); !errors.Is(err, ErrClosed) {
+							t.Errorf("trial %d: %v, want ErrClosed", trial, err)
+						}
+					}()
+				}
+				close(started)
+				time.Sleep(time.Duration(trial%5) * time.Millisecond)
+				within(t, 5*time.Second, "Close", func() { closeIt() })
+				within(t, 5*time.Second, tc.name, wg.Wait)
+			}
+		})
+	}
+}
