@@ -35,6 +35,9 @@ type leaseState struct {
 	area     dataArea
 	producer position // the kernel's producer position
 	op       waitState
+	// inUse: the last sample handed out had records after it (remain >
+	// 0), so its view may still be in use when the ring runs dry.
+	inUse bool
 }
 
 // errConcurrent is returned by WithLease while a lease runs, and by a
@@ -97,7 +100,7 @@ func (rr *RawReader) commitLocked() {
 		}
 		e.core.ReleasedLocked(0, c.claims.Release(cl, upTo))
 	}
-	rr.held, rr.end = rr.held[:0], rr.pos
+	rr.held, rr.end, rr.inUse = rr.held[:0], rr.pos, false
 	if !e.core.Released() {
 		c.publish()
 	}
@@ -129,7 +132,8 @@ func (s Lease) enter() error {
 // main, with one exception that lets a lease wait without polling: the
 // kernel wakes a reader only once it has consumed everything before a new
 // record, so a ReadSample that finds the ring empty commits before it
-// waits. That can happen only after a sample returned with remain 0.
+// waits. It does so only after a sample returned with remain 0, or
+// after Commit; after one with remain > 0 it waits keeping the views.
 //
 // ReadSample blocks until a sample arrives, the deadline passes, Flush or
 // Close is called, and commits before it returns an error: those of
@@ -156,8 +160,9 @@ func (s Lease) ReadSample() (data []byte, remain int, err error) {
 			if !h.discarded() {
 				// A load of our own, as upstream's: remain 0 says that the
 				// next ReadSample may wait, and so commit.
-				remain := int64(rr.producer.load(rr.pos) - rr.pos)
-				return rr.area.sample(pos, h.length()), int(max(remain, 0)), nil
+				remain := max(int64(rr.producer.load(rr.pos)-rr.pos), 0)
+				rr.inUse = remain > 0
+				return rr.area.sample(pos, h.length()), int(remain), nil
 			}
 		}
 		if err := rr.more(busy); err != nil {
@@ -167,8 +172,8 @@ func (s Lease) ReadSample() (data []byte, remain int, err error) {
 }
 
 // more claims the records produced after the held ones, backs off while
-// a producer writes the next one, or, with none produced, commits and
-// waits for some.
+// a producer writes the next one, or, with none produced, waits for some:
+// after committing, unless the last sample's view may be in use.
 func (rr *RawReader) more(busy bool) error {
 	e := rr.rd.engine
 	e.core.Mu.Lock()
@@ -206,8 +211,13 @@ func (rr *RawReader) more(busy bool) error {
 				continue
 			}
 			// The ring is empty: commit, so that the kernel wakes us for
-			// the next record, then wait for it.
-			rr.commitLocked()
+			// the next record, then wait for it. After a sample with
+			// remain > 0 (records discarded after it) keep the claims:
+			// the wait polls (heldClaimPoll), as the kernel wakes only
+			// a reader that caught up.
+			if !rr.inUse {
+				rr.commitLocked()
+			}
 			if err = e.core.WaitLocked(&rr.op, false); err == nil {
 				continue
 			}

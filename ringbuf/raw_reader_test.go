@@ -408,3 +408,46 @@ func TestRawReaderViewsAcrossClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRawReaderKeepsViewWithRemain: a sample handed out with remain > 0
+// (a discarded record after it) keeps its view while the next ReadSample
+// waits: the lease commits before a wait only after remain 0.
+func TestRawReaderKeepsViewWithRemain(t *testing.T) {
+	f := newFakeRing(t, 4096)
+	rd, err := f.reader(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := &RawReader{rd: rd, leaseState: &leaseState{}}
+	f.commit(f.reserve([]byte("zero....")), 8, true)
+	f.write([]byte("one....."))
+	f.commit(f.reserve([]byte("two.....")), 8, true)
+	rr.SetDeadline(time.Now().Add(5 * time.Second))
+	err = rr.WithLease(func(l Lease) error {
+		view, remain, err := l.ReadSample()
+		if err != nil || string(view) != "one....." || remain == 0 {
+			t.Fatalf("first sample %q remain %d, %v; want one..... and remain > 0", view, remain, err)
+		}
+		go func() {
+			time.Sleep(30 * time.Millisecond)
+			if got := atomic.LoadUint64(&f.positions[0]); got != 0 {
+				t.Errorf("consumer position %d while ReadSample waits, want 0: the view of a sample with remain %d was given up", got, remain)
+			}
+			f.write([]byte("three..."))
+		}()
+		next, _, err := l.ReadSample()
+		if err != nil || string(next) != "three..." {
+			t.Fatalf("sample after the wait %q, %v", next, err)
+		}
+		if string(view) != "one....." {
+			t.Errorf("the first view reads %q after the wait", view)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := atomic.LoadUint64(&f.positions[0]), f.producer(); got != want {
+		t.Errorf("consumer position %d after the lease, want %d", got, want)
+	}
+}
