@@ -71,21 +71,21 @@ func (m *mapping) unmap() error {
 	return err
 }
 
-// retire unmaps the ring but for the side this process writes (the
-// producer's with producer, else the consumer page), which becomes private
-// anonymous memory until unmap: a store racing with Close (a Submit, a
-// fast Consume) lands there instead of faulting or reaching the map.
+// retire unmaps the ring but for what this process touches without a
+// lock (a writer's whole ring: Submit loads the consumer position; a
+// reader's consumer page: a fast Consume stores it), which becomes
+// private anonymous memory until unmap: an access racing with Close lands
+// there instead of faulting or reaching the map.
 func (m *mapping) retire(producer bool) error {
-	kept, dropped := &m.consumerPage, &m.producerArea
-	if producer {
-		kept, dropped = dropped, kept
-	}
 	var err error
-	if *dropped != nil {
-		err = unix.Munmap(*dropped)
-		*dropped = nil
+	if !producer && m.producerArea != nil {
+		err = unix.Munmap(m.producerArea)
+		m.producerArea = nil
 	}
-	if *kept != nil {
+	for _, kept := range []*[]byte{&m.consumerPage, &m.producerArea} {
+		if *kept == nil {
+			continue
+		}
 		_, errFixed := unix.MmapPtr(-1, 0, unsafe.Pointer(&(*kept)[0]), uintptr(len(*kept)),
 			unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED|unix.MAP_NORESERVE)
 		if errFixed != nil {

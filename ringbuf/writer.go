@@ -3,7 +3,6 @@ package ringbuf
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -76,7 +75,6 @@ type Writer struct {
 	mu       sync.Mutex // guards producer, and the ring's positions while reserving
 	rg       *ring      // the kernel's layout; we move producerPos, the kernel consumerPos
 	producer uint64     // the position of the next reservation
-	lapShift uint       // log2 of the ring's size: pos>>lapShift is the lap of pos
 	maxLen   int        // the largest record Reserve accepts
 	wait     *epoll.Waiter
 	closed   atomic.Bool // read without mu by Submit and Discard
@@ -159,7 +157,6 @@ func NewWriter(m *ebpf.Map) (*Writer, error) {
 	w := &Writer{
 		rg:       rg,
 		producer: producer,
-		lapShift: uint(bits.TrailingZeros64(size)),
 		maxLen:   int(min(size-headerSize, maxDynptrSize)),
 		res:      res,
 	}
@@ -262,7 +259,7 @@ func (w *Writer) fitsLocked(total uint64) bool {
 // reserveAtLocked writes the busy header of a record of n bytes at pos,
 // which publishLocked then shows the kernel.
 func (w *Writer) reserveAtLocked(pos uint64, n int) Reservation {
-	*w.headerAt(pos) = headerWord(uint32(n)|busyBit, w.lap(pos))
+	*w.headerAt(pos) = headerWord(uint32(n) | busyBit)
 	return Reservation{RawSample: w.rg.sample(pos, uint32(n)), pos: pos}
 }
 
@@ -326,18 +323,22 @@ func (w *Writer) Discard(r Reservation) error { return w.commit(r, discardBit) }
 
 // commit clears the busy bit of r's header, adding flag. r is this
 // Writer's if its RawSample starts where a record at r.pos would in this
-// Writer's mapping; it is outstanding if the header there is busy and its
-// second word holds the lap of r.pos, so a Reservation committed already
-// is refused even after the kernel took it and a later record sits at
-// the same offset. One compare-and-swap of the whole header commits.
-// Submit and Discard inline to a call of it: one call a record, not two.
+// Writer's mapping; it is outstanding if the kernel has not consumed past
+// r.pos and the header there is busy. The kernel never consumes a busy
+// record, and space is reserved again only once consumed, so the bytes
+// at r.pos are r's header until r is committed, and another record's
+// (whatever they look like) once the kernel moved past it: a stale
+// Reservation is told by the positions, not by the header's look. The
+// consumer position is loaded after the header, so that the header read
+// was r's; one compare-and-swap of the whole header then commits. Submit
+// and Discard inline to a call of it: one call a record, not two.
 func (w *Writer) commit(r Reservation, flag uint32) error {
 	if w.owns(r) {
 		hdr := w.headerAt(r.pos)
 		word := atomic.LoadUint64(hdr)
-		length, lap := splitHeaderWord(word)
-		if length&busyBit != 0 && lap == w.lap(r.pos) &&
-			atomic.CompareAndSwapUint64(hdr, word, headerWord(length&^busyBit|flag, lap)) {
+		length := headerLength(word)
+		if length&busyBit != 0 && int64(r.pos-w.rg.consumerPos.load(r.pos)) >= 0 &&
+			atomic.CompareAndSwapUint64(hdr, word, headerWord(length&^busyBit|flag)) {
 			return nil
 		}
 	}
@@ -405,9 +406,10 @@ func (w *Writer) Flush() error {
 // returns once every Reserve and ReserveBatch that was blocked has
 // returned.
 //
-// The map is unmapped at once; the addresses of its data area stay
-// reserved, as private memory nobody reads, until Go collects the Writer,
-// so a slice of a reservation written after Close cannot fault.
+// The map is unmapped at once; the addresses of its pages stay reserved,
+// as private memory nobody reads, until Go collects the Writer, so a
+// slice of a reservation written after Close cannot fault, nor a Submit
+// racing with Close.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -430,12 +432,11 @@ func (w *Writer) discardOutstandingLocked() {
 	for pos := w.rg.consumerPos.load(w.producer); int64(w.producer-pos) > 0; {
 		hdr := w.headerAt(pos)
 		word := atomic.LoadUint64(hdr)
-		length, lap := splitHeaderWord(word)
-		h := header(length)
+		h := header(headerLength(word))
 		if h.total() > w.producer-pos {
 			return // not a header we wrote: leave the rest alone
 		}
-		if h.busy() && !atomic.CompareAndSwapUint64(hdr, word, headerWord(uint32(h.length())|discardBit, lap)) {
+		if h.busy() && !atomic.CompareAndSwapUint64(hdr, word, headerWord(uint32(h.length())|discardBit)) {
 			continue // submitted meanwhile: look again
 		}
 		pos += h.total()
@@ -447,26 +448,21 @@ func (w *Writer) headerAt(pos uint64) *uint64 {
 	return (*uint64)(unsafe.Add(w.rg.data, pos&w.rg.mask))
 }
 
-// lap numbers the passes of the ring's positions over its memory: two
-// records at the same offset have different laps.
-func (w *Writer) lap(pos uint64) uint32 { return uint32(pos >> w.lapShift) }
-
-// headerWord is a record header {len; pg_off}, with the lap in pg_off, as
-// the one word the compare-and-swap of commit compares. Shifts, not a
-// [2]uint32 read as a uint64: two narrow stores read by one wide load
-// stall store forwarding, which cost a 16-byte record a fifth of its time
-// (BenchmarkWrite).
-func headerWord(length, lap uint32) uint64 {
+// headerWord is a record header {len; pg_off = 0}, as the one word the
+// compare-and-swap of commit compares. Shifts, not a [2]uint32 read as a
+// uint64: two narrow stores read by one wide load stall store forwarding,
+// which cost a 16-byte record a fifth of its time (BenchmarkWrite).
+func headerWord(length uint32) uint64 {
 	if littleEndian {
-		return uint64(length) | uint64(lap)<<32
+		return uint64(length)
 	}
-	return uint64(length)<<32 | uint64(lap)
+	return uint64(length) << 32
 }
 
-// splitHeaderWord undoes headerWord.
-func splitHeaderWord(word uint64) (length, lap uint32) {
+// headerLength undoes headerWord.
+func headerLength(word uint64) uint32 {
 	if littleEndian {
-		return uint32(word), uint32(word >> 32)
+		return uint32(word)
 	}
-	return uint32(word >> 32), uint32(word)
+	return uint32(word >> 32)
 }

@@ -3,6 +3,8 @@
 package ringbuf
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -678,5 +680,63 @@ func TestWriterCleanup(t *testing.T) {
 			runtime.GC()
 			time.Sleep(time.Millisecond)
 		}
+	}
+}
+
+// TestWriterStaleSubmitInPayload: a Reservation submitted, drained, and
+// submitted again a lap later, when its old offset lies in the payload of
+// a record still reserved whose bytes there read like its busy header:
+// the stale Submit is refused and changes no byte of the other record.
+func TestWriterStaleSubmitInPayload(t *testing.T) {
+	const size, length = 4096, 120 // 128 bytes with the header
+	m := newUserRingMap(t, size)
+	w := newTestWriter(t, m)
+	d := newDrain(t, m, progs.DrainSum)
+	stale, err := w.Reserve(length)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Submit(stale); err != nil {
+		t.Fatal(err)
+	}
+	drainN(t, d, 1)
+	// Up to 64 bytes before the end of the lap, so that the next record
+	// runs over the stale one's offset, 56 bytes into its payload.
+	for range (size - 128 - 64) / 128 {
+		if _, err := w.Write(make([]byte, length)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Write(make([]byte, 64-headerSize)); err != nil {
+		t.Fatal(err)
+	}
+	drainN(t, d, (size-128-64)/128+1)
+	other, err := w.Reserve(length)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.pos+headerSize+56 != stale.pos+size {
+		t.Fatalf("test set-up: record at %d, stale one at %d: not 56 bytes into its payload", other.pos, stale.pos)
+	}
+	look := other.RawSample[56:64]
+	binary.NativeEndian.PutUint32(look, length|busyBit)
+	binary.NativeEndian.PutUint32(look[4:], uint32(stale.pos/size)) // its lap
+	want := bytes.Clone(other.RawSample)
+	if err := w.Submit(stale); !errors.Is(err, ErrNotReserved) {
+		t.Errorf("stale Submit over another record's payload: %v, want ErrNotReserved", err)
+	}
+	if err := w.Discard(stale); !errors.Is(err, ErrNotReserved) {
+		t.Errorf("stale Discard over another record's payload: %v, want ErrNotReserved", err)
+	}
+	if !bytes.Equal(other.RawSample, want) {
+		t.Errorf("a stale commit changed another record's payload: % x, want % x", other.RawSample[56:64], want[56:64])
+	}
+	if err := w.Submit(other); err != nil {
+		t.Fatal(err)
+	}
+	drainN(t, d, 1)
+	w.Close()
+	if err := w.Submit(stale); err == nil {
+		t.Error("stale Submit after Close accepted")
 	}
 }
