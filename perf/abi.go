@@ -78,6 +78,9 @@ type buffer struct {
 // newBuffer returns the buffer whose metadata page starts at meta, in a
 // mapping of mapped bytes.
 func newBuffer(meta unsafe.Pointer, mapped uint64, pageSize uint64) (*buffer, error) {
+	if err := ulong.Err(); err != nil {
+		return nil, err // positions would be read at a guessed width
+	}
 	offset := *(*uint64)(unsafe.Add(meta, dataOffsetOffset))
 	size := *(*uint64)(unsafe.Add(meta, dataSizeOffset))
 	if offset == 0 && size == 0 { // before Linux 4.1

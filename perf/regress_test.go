@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"strconv"
 	"testing"
 	"time"
 
@@ -96,11 +97,18 @@ func TestFlushEndsEveryWait(t *testing.T) {
 	}
 }
 
-// TestNewReaderAnySize (finding 2): every int size gets a Reader or a
-// clear error at once.
+// TestNewReaderAnySize (finding 2): every int size beyond what a buffer
+// can be gets a clear error at once.
 func TestNewReaderAnySize(t *testing.T) {
 	m := newEventArray(t)
-	for _, size := range []int{math.MaxInt, math.MaxInt/2 + 1, math.MaxInt / 4, math.MaxInt >> 23, math.MinInt, -1, 0} {
+	sizes := []int{math.MaxInt, math.MaxInt/2 + 1, math.MaxInt / 4, math.MaxInt >> 23, math.MinInt, -1, 0}
+	if strconv.IntSize == 32 {
+		// A 32-bit int's middle sizes (1 GiB, 512 MiB, 255 B) are
+		// buffers the kernel grants, the largest in seconds; above 1 GiB
+		// a buffer rounds up to 2 GiB, more than a mapping can hold.
+		sizes = []int{math.MaxInt, math.MaxInt/2 + 2, math.MinInt, -1, 0}
+	}
+	for _, size := range sizes {
 		done := make(chan error, 1)
 		go func() {
 			r, err := NewReader(m, size)
@@ -197,10 +205,11 @@ func TestNewReaderBadOptions(t *testing.T) {
 		{WakeupEvents: -1},
 		{Watermark: -1},
 		{WakeupEvents: math.MinInt},
-		{WakeupEvents: math.MaxInt},
 	}
 	if beyond := uint64(math.MaxUint32) + 1; uint64(math.MaxInt) >= beyond {
-		bad = append(bad, ReaderOptions{WakeupEvents: int(beyond)}) // an int holds it on 64-bit only
+		// A 64-bit int only holds more than the kernel's u32; a 32-bit
+		// one's MaxInt is a valid WakeupEvents.
+		bad = append(bad, ReaderOptions{WakeupEvents: int(beyond)}, ReaderOptions{WakeupEvents: math.MaxInt})
 	}
 	for _, opts := range bad {
 		r, err := NewReaderWithOptions(m, 1<<16, opts)

@@ -86,6 +86,9 @@ func (p position) store(pos uint64) {
 // newRing returns the ring whose position words are at consumerPos and
 // producerPos.
 func newRing(consumerPos, producerPos *uint64, data unsafe.Pointer, size uint64) (*ring, error) {
+	if err := ulong.Err(); err != nil {
+		return nil, err // positions would be read at a guessed width
+	}
 	if size == 0 || size&(size-1) != 0 {
 		return nil, fmt.Errorf("%w: data area of %d bytes is not a power of two", ErrCorrupt, size)
 	}

@@ -1,21 +1,63 @@
 package ulong
 
-import "golang.org/x/sys/unix"
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
 
 // Is32 reports whether the kernel's unsigned long is 32 bits wide. A
-// 64-bit process runs only on a 64-bit kernel. A 32-bit process (386,
-// arm, mips) may run on either; uname names the kernel's machine: x86_64,
-// aarch64, ppc64le, s390x, riscv64 and the other 64-bit ones say so, and
-// armv8l/armv8b is an arm64 kernel running a 32-bit process. A process
-// started under a linux32 personality (setarch) sees a 32-bit name on a
-// 64-bit kernel and is taken for 32-bit: positions are then right below
-// 4 GiB of traffic, as with cilium/ebpf, which uses the process's word.
-var Is32 = Process32 && !machineIs64()
-
-func machineIs64() bool {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return false
+// 64-bit process runs only on a 64-bit kernel, and finds this out at no
+// cost. A 32-bit process (386, arm, mips) may run on either, and asks the
+// kernel once, at init: /proc/kallsyms prints the kernel's pointers at
+// their width; where it cannot be read, uname names the kernel's machine,
+// unless the process runs under a linux32 personality (setarch i686, as
+// 32-bit build containers do), where a 64-bit kernel names a 32-bit one.
+// When neither tells, Is32 is false and [Err] says why.
+var Is32, errWord = func() (bool, error) {
+	if !Process32 {
+		return false, nil
 	}
-	return MachineIs64(unix.ByteSliceToString(u.Machine[:]))
+	return askKernel()
+}()
+
+// Err returns nil if Is32 is what the kernel said, and otherwise an error
+// wrapping [ErrWordSize]: a reader that maps a kernel ring returns it
+// from its constructor rather than guess.
+func Err() error { return errWord }
+
+// askKernel tells Is32 from what the kernel says (kernelIs32).
+func askKernel() (bool, error) {
+	kallsyms, readErr := kallsymsStart()
+	// personality(0xffffffff) returns the personality and changes nothing
+	// (kernel/exec_domain.c); it cannot fail.
+	persona, _, _ := unix.RawSyscall(unix.SYS_PERSONALITY, 0xffffffff, 0, 0)
+	var machine string
+	var u unix.Utsname
+	if err := unix.Uname(&u); err == nil {
+		machine = unix.ByteSliceToString(u.Machine[:])
+	}
+	is32, err := kernelIs32(kallsyms, uint32(persona), machine)
+	if err != nil && readErr != nil {
+		err = fmt.Errorf("%w (%v)", err, readErr)
+	}
+	return is32, err
+}
+
+// kallsymsStart reads the first bytes of /proc/kallsyms: an address and
+// the space after it.
+func kallsymsStart() ([]byte, error) {
+	f, err := os.Open("/proc/kallsyms")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, 32)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return buf[:n], fmt.Errorf("read /proc/kallsyms: %w", err)
+	}
+	return buf[:n], nil
 }
