@@ -96,6 +96,11 @@ func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
 	if err := requireMapped(m.Type(), runtime.GOOS); err != nil {
 		return nil, nil, err
 	}
+	// The producer of such a ring laps the reader (ring.go): refuse it
+	// here, before a reader reads overwritten records.
+	if m.Flags()&rbOverwrite != 0 {
+		return nil, nil, fmt.Errorf("%v is an overwrite-mode ring buffer (BPF_F_RB_OVERWRITE), which this reader cannot read yet: %w", m, ebpf.ErrNotSupported)
+	}
 	size, err := ringSize(m)
 	if err != nil {
 		return nil, nil, err

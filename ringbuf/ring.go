@@ -31,6 +31,15 @@ const (
 	recordAlign = 8
 )
 
+// rbOverwrite is the map flag BPF_F_RB_OVERWRITE, (1U << 19) in
+// include/uapi/linux/bpf.h since Linux 6.19 (commit feeaf1346f80, "bpf: Add
+// overwrite mode for BPF ring buffer"). A ring created with it does not
+// follow the layout above once full: the producer overwrites the oldest
+// records, past the consumer position, and keeps their start in a new
+// overwrite_pos (kernel/bpf/ringbuf.c). Older kernels refuse the flag at
+// map creation with EINVAL (RINGBUF_CREATE_FLAG_MASK is BPF_F_NUMA_NODE).
+const rbOverwrite = 1 << 19
+
 // header is a record's first word, as the producer left it.
 type header uint32
 
