@@ -8,7 +8,7 @@ import (
 // peekView is the Reader's peeked view, under the engine's mutex but for
 // lease and ended. A fast view is not listed in the claims: Consume ends
 // it without the mutex, or a holder that cannot wait takes it over
-// (docs/architecture.md, "The fast Consume").
+// (docs/architecture.md, "Peek view and fast Consume").
 type peekView struct {
 	peeking bool   // a PeekInto is in progress, or its view is held
 	held    bool   // PeekInto handed out a view not yet consumed

@@ -160,7 +160,7 @@ const (
 // loadLines loads a word of each cache line after the header's of the
 // record at pos, total bytes long, if streamMin < total <= streamMax, and
 // returns them ORed for the caller to keep, or they are compiled away
-// (why: docs/architecture.md, concept 8).
+// (why: docs/batch-walk.md, "Measurements behind the read styles' design").
 func (a dataArea) loadLines(pos, total uint64) (kept uint32) {
 	if total > streamMin && total <= streamMax {
 		for off := uint64(64); off < total; off += 64 {

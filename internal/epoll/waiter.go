@@ -8,7 +8,7 @@ import (
 
 // Waiter is where the goroutines of one reader wait: the rules that end a
 // wait (Close, Flush, the deadline) and the sleep itself, every method
-// under its owner's mutex (docs/architecture.md, "The waiter").
+// under its owner's mutex (docs/architecture.md, "Waiter").
 type Waiter struct {
 	mu      *sync.Mutex
 	poller  *Poller

@@ -12,7 +12,7 @@ type Claim struct {
 func BatchBytes(size uint64) uint64 { return min(size/8, 256<<10) }
 
 // Claims is one buffer's claims, held or returned, oldest first, under
-// its reader's mutex (docs/architecture.md, "A claim").
+// its reader's mutex (docs/architecture.md, "Claim").
 type Claims struct {
 	pos      uint64 // records below were handed out, or skipped
 	items    []item
