@@ -163,7 +163,7 @@ func TestCloseAnyInstant(t *testing.T) {
 				t.Fatalf("round %d: a reader ended with %v, want ErrClosed", round, err)
 			}
 		}
-		if !r.core.Released() {
+		if !r.core.Freed() {
 			t.Fatalf("round %d: resources not freed after every reader ended", round)
 		}
 	}

@@ -170,7 +170,7 @@ func (l *batchLoop) Claim(i int, alone bool) (ok, busy bool, err error) {
 // Finish ends the loop's batch, if it holds one.
 func (l *batchLoop) Finish() (stalled bool) {
 	if l.holding {
-		l.e.core.ReleasedLocked(l.index, l.releaseLocked())
+		l.e.core.UserDoneLocked(l.index, l.releaseLocked())
 	}
 	return false
 }

@@ -69,7 +69,7 @@ func TestCloseUnblocks(t *testing.T) {
 			if _, err := r.Read(); !errors.Is(err, ErrClosed) {
 				t.Errorf("Read after Close: %v", err)
 			}
-			if !r.core.Released() {
+			if !r.core.Freed() {
 				t.Error("mapping not released after every reader left")
 			}
 		})
@@ -95,7 +95,7 @@ func TestCloseWhileBodyHoldsView(t *testing.T) {
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if r.core.Released() {
+		if r.core.Freed() {
 			t.Fatal("Close unmapped the ring under a running body")
 		}
 		runtime.GC()
@@ -108,7 +108,7 @@ func TestCloseWhileBodyHoldsView(t *testing.T) {
 	if n != 3 || !errors.Is(last, ErrClosed) {
 		t.Fatalf("loop yielded %d records and ended with %v, want the batch of 3 and ErrClosed", n, last)
 	}
-	if !r.core.Released() {
+	if !r.core.Freed() {
 		t.Fatal("mapping not released after the body returned")
 	}
 	if got, want := r.consumers[0].publishedPos, uint64(3*208); got != want {
@@ -130,7 +130,7 @@ func TestCloseWithPeekView(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if r.core.Released() {
+	if r.core.Freed() {
 		t.Fatal("Close unmapped the ring under a held view")
 	}
 	if _, err := progs.CheckRecord(rec.RawSample, 64, true); err != nil {
@@ -139,7 +139,7 @@ func TestCloseWithPeekView(t *testing.T) {
 	if err := r.Consume(); err != nil {
 		t.Fatalf("Consume after Close: %v", err)
 	}
-	if !r.core.Released() {
+	if !r.core.Freed() {
 		t.Fatal("mapping not released by Consume")
 	}
 	if got, want := r.consumers[0].publishedPos, uint64(72); got != want {

@@ -6,7 +6,7 @@ import (
 )
 
 // peekView is the Reader's peeked view, under the engine's mutex but for
-// lease and ended. A fast view is not listed in the claims: Consume ends
+// consumeTicket and ended. A fast view is not listed in the claims: Consume ends
 // it without the mutex, or a holder that cannot wait takes it over
 // (docs/architecture.md, "Peek view and fast Consume").
 type peekView struct {
@@ -17,14 +17,14 @@ type peekView struct {
 	claim   claim
 	ticket  uint64 // ended when the fast view was handed out
 
-	lease lease // the peeking goroutine's: PeekInto writes it, Consume reads it
+	consumeTicket consumeTicket // the peeking goroutine's: PeekInto writes it, Consume reads it
 	// ended counts fast views: +1 when Consume ends one, +2 when the mutex
-	// takes one over. It only grows, so a stale lease never matches.
+	// takes one over. It only grows, so a stale ticket never matches.
 	ended atomic.Uint64
 }
 
-// lease is what Consume needs to end a fast view without the mutex.
-type lease struct {
+// consumeTicket is what Consume needs to end a fast view without the mutex.
+type consumeTicket struct {
 	fast        bool
 	ticket, end uint64
 }
@@ -72,7 +72,7 @@ func (r *Reader) peekNextLocked(rec *Record) bool {
 	c.claims.Skip(end)
 	v.ticket++
 	v.claim = claim{Start: pos, End: end}
-	v.lease = lease{fast: true, ticket: v.ticket, end: end}
+	v.consumeTicket = consumeTicket{fast: true, ticket: v.ticket, end: end}
 	rec.RawSample = c.ring.sample(pos, h.length())
 	rec.Remaining = int(c.producerPos - end)
 	return true
@@ -115,10 +115,10 @@ func (r *Reader) peekLocked(rec *Record) error {
 		c.publish() // discarded records skipped on the way
 	}
 	if ok {
-		r.core.ClaimedLocked()
+		r.core.AddUserLocked()
 	}
 	v.peeking, v.held, v.fast, v.claim = true, true, fast, cl
-	v.lease = lease{fast: fast, ticket: v.ticket, end: cl.End}
+	v.consumeTicket = consumeTicket{fast: fast, ticket: v.ticket, end: cl.End}
 	rec.RawSample = c.ring.sample(pos, length)
 	rec.Remaining = int(c.producerPos - cl.End)
 	return nil
@@ -132,10 +132,10 @@ func (r *Reader) Consume() error {
 		return errCopyOnly
 	}
 	v := &r.peek
-	if l := v.lease; l.fast {
+	if l := v.consumeTicket; l.fast {
 		// The view counts as a user: the engine frees nothing until this
 		// compare-and-swap, or a takeover, ends it.
-		v.lease.fast = false
+		v.consumeTicket.fast = false
 		r.consumers[0].ring.publishConsumer(l.end)
 		if v.ended.CompareAndSwap(l.ticket, l.ticket+1) {
 			return nil
@@ -152,7 +152,7 @@ func (r *Reader) consumeLocked() error {
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
 	if !r.settlePeekLocked(false) {
-		// Fast and held: its lease was spent by a Consume still running.
+		// Fast and held: its ticket was spent by a Consume still running.
 		return fmt.Errorf("ringbuf: %w: another Consume is ending the view", ErrNotPeeked)
 	}
 	if !v.held {
@@ -165,8 +165,8 @@ func (r *Reader) consumeLocked() error {
 	c := &r.consumers[0]
 	gaveBack := c.claims.Release(v.claim, v.claim.End)
 	c.publish()
-	r.core.ReleasedLocked(0, gaveBack)
-	return r.core.ReleaseLocked()
+	r.core.UserDoneLocked(0, gaveBack)
+	return r.core.FreeIfUnusedLocked()
 }
 
 // settlePeekLocked reports whether no fast view is out. A fast view that
@@ -191,7 +191,7 @@ func (e *engine) settlePeekLocked(takeOver bool) bool {
 	}
 	v.peeking, v.held, v.fast = false, false, false
 	c.publishedPos = v.claim.End // Consume published it
-	e.core.ReleasedLocked(0, false)
+	e.core.UserDoneLocked(0, false)
 	c.publish()
 	return true
 }

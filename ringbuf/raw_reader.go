@@ -98,10 +98,10 @@ func (rr *RawReader) commitLocked() {
 		if i == len(rr.held)-1 {
 			upTo = rr.pos // the rest goes back, to be claimed again
 		}
-		e.core.ReleasedLocked(0, c.claims.Release(cl, upTo))
+		e.core.UserDoneLocked(0, c.claims.Release(cl, upTo))
 	}
 	rr.held, rr.end, rr.inUse = rr.held[:0], rr.pos, false
-	if !e.core.Released() {
+	if !e.core.Freed() {
 		c.publish()
 	}
 }
@@ -199,7 +199,7 @@ func (rr *RawReader) more(busy bool) error {
 			}
 		default:
 			if cl, ok, _ := c.claimBatch(true); ok {
-				e.core.ClaimedLocked()
+				e.core.AddUserLocked()
 				if len(rr.held) == 0 {
 					rr.pos = cl.Start
 				}

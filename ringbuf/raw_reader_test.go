@@ -322,7 +322,7 @@ func TestRawReaderCloseInsideLease(t *testing.T) {
 	if !errors.Is(err, ErrClosed) {
 		t.Fatalf("lease ended with %v, want ErrClosed", err)
 	}
-	if !rr.rd.core.Released() {
+	if !rr.rd.core.Freed() {
 		t.Error("the ring is still mapped after the lease that closed the reader ended")
 	}
 }

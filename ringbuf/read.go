@@ -65,7 +65,7 @@ func (r *Reader) claimOneLocked(hold bool) (cl claim, pos uint64, length uint32,
 		return claim{}, 0, 0, err
 	}
 	if hold {
-		r.core.ClaimedLocked()
+		r.core.AddUserLocked()
 	}
 	return cl, pos, length, nil
 }

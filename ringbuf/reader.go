@@ -99,7 +99,7 @@ func (r *Reader) AvailableBytes() int {
 	}
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
-	if r.core.Released() || r.core.Wait.Closed() {
+	if r.core.Freed() || r.core.Wait.Closed() {
 		return 0
 	}
 	c := &r.consumers[0]

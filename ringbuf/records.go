@@ -80,7 +80,7 @@ func (l *batchLoop) Finish() (stalled bool) {
 	e, b := l.e, &l.Batch
 	c := &e.consumers[b.index]
 	b.holding = false
-	if b.pos < b.limit && !e.core.Released() {
+	if b.pos < b.limit && !e.core.Freed() {
 		switch h := c.ring.headerAt(b.pos); {
 		case h.busy():
 			stalled = b.pos == b.claim.Start

@@ -26,27 +26,27 @@ type Engine struct {
 	Wait    *epoll.Waiter
 	Cleanup runtime.Cleanup // frees the resources of a reader nobody closed
 
-	buffers    Buffers
-	free       func() error
-	pinnedPoll time.Duration
-	turn       int   // the buffer the next claim looks at first
-	users      int   // claims read outside Mu
-	released   bool  // resources freed
-	lastCopy   *byte // where CopyDestinationLocked last copied: no view
+	buffers       Buffers
+	free          func() error
+	heldClaimPoll time.Duration
+	turn          int   // the buffer the next claim looks at first
+	users         int   // claims read outside Mu
+	freed         bool  // resources freed
+	lastCopy      *byte // where CopyDestinationLocked last copied: no view
 }
 
-// Init starts the engine. free frees the reader's resources; pinnedPoll
+// Init starts the engine. free frees the reader's resources; heldClaimPoll
 // bounds a wait while a claim is held (zero: none).
-func (e *Engine) Init(buffers Buffers, poller *epoll.Poller, flushed error, free func() error, pinnedPoll time.Duration) {
-	e.buffers, e.free, e.pinnedPoll = buffers, free, pinnedPoll
+func (e *Engine) Init(buffers Buffers, poller *epoll.Poller, flushed error, free func() error, heldClaimPoll time.Duration) {
+	e.buffers, e.free, e.heldClaimPoll = buffers, free, heldClaimPoll
 	e.Wait = epoll.NewWaiter(&e.Mu, poller, flushed)
 }
 
-// Released reports whether the resources were freed.
-func (e *Engine) Released() bool { return e.released }
+// Freed reports whether the resources were freed.
+func (e *Engine) Freed() bool { return e.freed }
 
 func (e *Engine) publishAllLocked() {
-	if e.released {
+	if e.freed {
 		return
 	}
 	for i := range e.buffers.Len() {
@@ -83,7 +83,7 @@ func (e *Engine) AwayLocked(op *WaitState) { e.Wait.Away(&op.Ticket) }
 // last, so that a Close waiting for it finds its work done.
 func (e *Engine) EndLoopLocked(op *WaitState) {
 	e.publishAllLocked()
-	e.ReleaseLocked()
+	e.FreeIfUnusedLocked()
 	e.Wait.End(&op.Ticket)
 }
 
@@ -150,20 +150,21 @@ func (e *Engine) WaitLocked(op *WaitState, busy bool) error {
 			return err
 		}
 	}
-	if e.users > 0 && e.pinnedPoll > 0 && (timeout < 0 || timeout > e.pinnedPoll) {
-		timeout = e.pinnedPoll
+	if e.users > 0 && e.heldClaimPoll > 0 && (timeout < 0 || timeout > e.heldClaimPoll) {
+		timeout = e.heldClaimPoll
 	}
 	e.Wait.Sleep(timeout)
 	if e.Wait.Closed() {
-		return errors.Join(os.ErrClosed, e.ReleaseLocked())
+		return errors.Join(os.ErrClosed, e.FreeIfUnusedLocked())
 	}
 	return nil
 }
 
-// ClaimedLocked counts a claim read outside Mu until ReleasedLocked.
-func (e *Engine) ClaimedLocked() {
+// AddUserLocked counts a user (a claim read outside Mu) until
+// UserDoneLocked.
+func (e *Engine) AddUserLocked() {
 	e.users++
-	if e.pinnedPoll > 0 {
+	if e.heldClaimPoll > 0 {
 		e.Wait.WakeUnbounded()
 	}
 }
@@ -184,7 +185,7 @@ func (e *Engine) ClaimTurnLocked(hold bool, claim func(i int, alone bool) (ok, b
 			e.turn = i
 			if hold {
 				e.turn++
-				e.ClaimedLocked()
+				e.AddUserLocked()
 			}
 			return true, false, nil
 		}
@@ -196,27 +197,27 @@ func (e *Engine) ClaimTurnLocked(hold bool, claim func(i int, alone bool) (ok, b
 // EndClaimLocked releases claim cl on buffer i, read below upTo.
 func (e *Engine) EndClaimLocked(i int, claims *Claims, cl Claim, upTo uint64) {
 	gaveBack := claims.Release(cl, upTo)
-	if !e.released {
+	if !e.freed {
 		e.buffers.Publish(i)
 	}
-	e.ReleasedLocked(i, gaveBack)
+	e.UserDoneLocked(i, gaveBack)
 }
 
-// ReleasedLocked ends what ClaimedLocked counted: records given back,
+// UserDoneLocked ends what AddUserLocked counted: records given back,
 // or produced behind the claim (waking nobody), go to whoever sleeps.
-func (e *Engine) ReleasedLocked(i int, gaveBack bool) {
+func (e *Engine) UserDoneLocked(i int, gaveBack bool) {
 	e.users--
 	if !e.Wait.Idle() && (gaveBack || e.buffers.Ready(i)) {
 		e.Wait.Wake()
 	}
 }
 
-// ReleaseLocked frees a closed engine's resources once unused.
-func (e *Engine) ReleaseLocked() error {
-	if !e.Wait.Closed() || e.released || e.users > 0 || !e.Wait.Idle() {
+// FreeIfUnusedLocked frees a closed engine's resources once unused.
+func (e *Engine) FreeIfUnusedLocked() error {
+	if !e.Wait.Closed() || e.freed || e.users > 0 || !e.Wait.Idle() {
 		return nil
 	}
-	e.released = true
+	e.freed = true
 	return e.free()
 }
 
@@ -250,7 +251,7 @@ func (e *Engine) Close(stop func() error) error {
 	}
 	e.Wait.Close()
 	e.Cleanup.Stop()
-	return errors.Join(err, e.ReleaseLocked())
+	return errors.Join(err, e.FreeIfUnusedLocked())
 }
 
 // Batcher is one loop's batch, called with Mu held: Finish ends the batch

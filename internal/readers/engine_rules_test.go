@@ -42,7 +42,7 @@ type fakeBatch struct {
 func (b *fakeBatch) Finish() bool {
 	if b.holding {
 		b.holding = false
-		b.f.e.ReleasedLocked(b.buffer, false)
+		b.f.e.UserDoneLocked(b.buffer, false)
 	}
 	return false
 }
@@ -63,7 +63,7 @@ type fakeReader struct {
 	frees atomic.Int32
 }
 
-func newFakeReader(t *testing.T, buffers int, pinnedPoll time.Duration) *fakeReader {
+func newFakeReader(t *testing.T, buffers int, heldClaimPoll time.Duration) *fakeReader {
 	t.Helper()
 	p, err := epoll.New()
 	if err != nil {
@@ -74,7 +74,7 @@ func newFakeReader(t *testing.T, buffers int, pinnedPoll time.Duration) *fakeRea
 	r.Init(&r.bufs, p, errFakeFlushed, func() error {
 		r.frees.Add(1)
 		return p.Close()
-	}, pinnedPoll)
+	}, heldClaimPoll)
 	t.Cleanup(func() { r.Close(nil) })
 	return r
 }
