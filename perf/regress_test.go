@@ -17,84 +17,30 @@ import (
 
 // Regression tests for issue 27's findings.
 
-// activeReads returns how many reads and loops of e wait or run.
-func activeReads(e *engine) int {
-	e.core.Mu.Lock()
-	defer e.core.Mu.Unlock()
-	return e.core.Wait.Active()
-}
-
 // TestFlushEndsEveryWait (finding 1): a Flush ends every loop that waits
 // when it is called, also while goroutines read again at once after their
-// own ErrFlushed: none of them may take the loop's flush. Who wakes first
-// is the scheduler's choice, so the test takes several rounds.
+// own ErrFlushed: none of them may take the loop's flush.
 func TestFlushEndsEveryWait(t *testing.T) {
-	m := newEventArray(t)
-	r := newTestReader(t, m, 4096, ReaderOptions{})
-	const readers = 3
-	flushed := make(chan struct{}, readers)
-	readerErr := make(chan error, readers)
-	for range readers {
-		go func() {
-			var rec Record
-			for {
-				err := r.ReadInto(&rec)
-				if !errors.Is(err, ErrFlushed) {
-					readerErr <- err
-					return
-				}
-				select {
-				case flushed <- struct{}{}:
-				default:
-				}
-			}
-		}()
-	}
-	within := func(ch <-chan error, what string) error {
-		t.Helper()
-		select {
-		case err := <-ch:
-			return err
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s still waits", what)
-			return nil
-		}
-	}
-	for round := range 10 {
-		loopErr := make(chan error, 1)
-		go func() {
+	r := newTestReader(t, newEventArray(t), 4096, ReaderOptions{})
+	bpftest.CheckFlushEndsEveryWait(t, 10, 3, bpftest.FlushTarget{
+		Read: func() error { var rec Record; return r.ReadInto(&rec) },
+		Loop: func() error {
 			for _, err := range r.Records() {
 				if err != nil {
-					loopErr <- err
-					return
+					return err
 				}
 			}
-			loopErr <- errors.New("loop ended without an error")
-		}()
-		for giveUp := time.Now().Add(5 * time.Second); activeReads(&r.engine) < readers+1; time.Sleep(time.Millisecond) {
-			if time.Now().After(giveUp) {
-				t.Fatal("the loop and the reads never all waited")
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-		if err := r.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-flushed:
-		case <-time.After(5 * time.Second):
-			t.Fatal("no ReadInto flushed")
-		}
-		if err := within(loopErr, "Records loop after Flush"); !errors.Is(err, ErrFlushed) {
-			t.Fatalf("round %d: Records loop ended with %v, want ErrFlushed", round, err)
-		}
-	}
-	r.Close()
-	for range readers {
-		if err := within(readerErr, "ReadInto after Close"); !errors.Is(err, ErrClosed) {
-			t.Fatalf("ReadInto ended with %v, want ErrClosed", err)
-		}
-	}
+			return errors.New("loop ended without an error")
+		},
+		Flush:   r.Flush,
+		Close:   r.Close,
+		Flushed: ErrFlushed,
+		InProgress: func() int {
+			r.core.Mu.Lock()
+			defer r.core.Mu.Unlock()
+			return r.core.Wait.Active()
+		},
+	})
 }
 
 // TestNewReaderAnySize (finding 2): every int size beyond what a buffer
