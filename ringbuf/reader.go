@@ -132,10 +132,10 @@ func (r *Reader) Flush() error {
 	return r.core.Flush()
 }
 
-// Close stops the Reader: every blocked read and loop returns ErrClosed,
-// and has returned when Close returns, as with cilium/ebpf; a loop body
-// running the caller's code is not waited for, so Close may be called
-// from one. It may be called from any goroutine and more than once; a
+// Close stops the Reader: every blocked read returns ErrClosed, and has
+// returned when Close returns, as with cilium/ebpf; a blocked loop has
+// ended by then, its body getting ErrClosed. A loop body running the
+// caller's code is not waited for, so Close may be called from one. It may be called from any goroutine and more than once; a
 // second call returns at once. What was consumed is published first. A running loop yields the rest of the
 // batch it holds, then ErrClosed; a Peek view stays valid until Consume,
 // which consumes it. The ring is unmapped once both are done.

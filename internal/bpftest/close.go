@@ -38,7 +38,7 @@ func CheckCloseBarrier(t *testing.T, trials, callers int, open func(t *testing.T
 		// A call that released the reader may not have reached its
 		// caller's next statement yet, on a loaded machine: it must be
 		// on its way out, not waiting.
-		if waiting := waitingCallers(); waiting != nil {
+		if waiting := WaitingGoroutines("github.com/ebpf-zc/ebpf/internal/bpftest.CheckCloseBarrier"); waiting != nil {
 			t.Fatalf("trial %d: when Close returned, %d of %d blocked calls had returned, and %d still wait:\n%s",
 				trial, returned.Load(), callers, len(waiting), strings.Join(waiting, "\n"))
 		}
@@ -55,16 +55,16 @@ func CheckCloseBarrier(t *testing.T, trials, callers int, open func(t *testing.T
 	}
 }
 
-// waitingCallers returns the stacks of CheckCloseBarrier's goroutines that
-// wait (in a syscall, on a channel, a lock, a timer), or were woken from
-// a wait and have not run since: a goroutine on its way out of a call runs,
-// or is runnable where it was preempted.
-func waitingCallers() []string {
+// WaitingGoroutines returns the stacks of the goroutines that function
+// creator started and that wait (in a syscall, on a channel, a lock, a
+// timer), or were woken from a wait and have not run since: a goroutine
+// on its way out of a call runs, or is runnable where it was preempted.
+func WaitingGoroutines(creator string) []string {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	var waiting []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if !strings.Contains(g, "created by github.com/ebpf-zc/ebpf/internal/bpftest.CheckCloseBarrier") {
+		if !strings.Contains(g, "created by "+creator+" in goroutine") && !strings.Contains(g, "created by "+creator+".") {
 			continue
 		}
 		header, frames, _ := strings.Cut(g, "\n")

@@ -236,8 +236,9 @@ func (e *Engine) Flush() error {
 }
 
 // Close is every reader's Close; stop, if not nil, runs first. It returns
-// once every read, and every loop but those away in their bodies, has
-// returned (epoll.Waiter.Close).
+// once every read that was blocked has returned, and every loop that was
+// waiting has handed its body ErrClosed (epoll.Waiter.Close); it waits
+// for no body.
 func (e *Engine) Close(stop func() error) error {
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
@@ -263,17 +264,23 @@ type Batcher interface {
 }
 
 // Loop is every iterator's loop: it claims a batch and calls body
-// without Mu until body returns false, or once with the error that ended
-// the wait; however it stops, the batch is finished.
+// without Mu until body returns false, or, once the loop has ended, with
+// the error that ended it; however it stops, the batch is finished.
 func (e *Engine) Loop(b Batcher, body func(err error) bool) {
 	var op WaitState
 	if err := e.Begin(&op); err != nil {
 		body(err)
 		return
 	}
-	defer e.endLoop(b, &op)
+	ended := false // by nextBatch, before the body had the error
+	defer func() {
+		if !ended {
+			e.endLoop(b, &op)
+		}
+	}()
 	for {
 		if err := e.nextBatch(b, &op); err != nil {
+			ended = true
 			body(err)
 			return
 		}
@@ -283,8 +290,10 @@ func (e *Engine) Loop(b Batcher, body func(err error) bool) {
 	}
 }
 
-// nextBatch claims the next batch for the body. The body runs away, but
-// for a loop that Close ended: Close returns once it has returned.
+// nextBatch claims the next batch for the body, which runs away, or ends
+// the loop with the error it returns: a loop that Close woke has left the
+// reader when its body gets ErrClosed, as a Read has when it returns it,
+// so that Close waits for no body and the body may call anything.
 func (e *Engine) nextBatch(b Batcher, op *WaitState) error {
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
@@ -292,10 +301,12 @@ func (e *Engine) nextBatch(b Batcher, op *WaitState) error {
 	err := e.ClaimLocked(op, b.Finish(), func() (ok, busy bool, err error) {
 		return e.ClaimTurnLocked(true, b.Claim)
 	})
-	if !errors.Is(err, os.ErrClosed) {
-		e.AwayLocked(op)
+	if err != nil {
+		e.EndLoopLocked(op) // ClaimLocked finished the batch
+		return err
 	}
-	return err
+	e.AwayLocked(op)
+	return nil
 }
 
 func (e *Engine) endLoop(b Batcher, op *WaitState) {

@@ -5,11 +5,13 @@ package readers
 import (
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/epoll"
 )
 
@@ -205,15 +207,15 @@ func TestEngineHeldClaimPoll(t *testing.T) {
 }
 
 // TestEngineCloseFromBody: a body that calls Close, while another loop
-// waits, gets Close back once that loop has ended with ErrClosed; its own
-// loop ends with ErrClosed at its next step, and the resources are freed
-// once, when the last loop is out.
+// waits, gets Close back once that loop has left the engine to hand its
+// body ErrClosed; its own loop ends with ErrClosed at its next step, and
+// the resources are freed once, when the last loop is out.
 func TestEngineCloseFromBody(t *testing.T) {
 	r := newFakeReader(t, 1, 0)
 	waiterEnded := make(chan error, 1)
 	go r.loop(nil, waiterEnded)
 	time.Sleep(20 * time.Millisecond)
-	var waiterErr error
+	var stillWaiting []string
 	var freesAtClose int32
 	closerDone := make(chan error, 1)
 	go func() {
@@ -221,10 +223,7 @@ func TestEngineCloseFromBody(t *testing.T) {
 			if err := r.Close(nil); err != nil {
 				t.Error(err)
 			}
-			select {
-			case waiterErr = <-waiterEnded:
-			default:
-			}
+			stillWaiting = bpftest.WaitingGoroutines("github.com/ebpf-zc/ebpf/internal/readers.TestEngineCloseFromBody")
 			freesAtClose = r.frees.Load()
 			return true
 		}, nil)
@@ -249,8 +248,11 @@ func TestEngineCloseFromBody(t *testing.T) {
 	if !errors.Is(end, os.ErrClosed) {
 		t.Errorf("the closing loop ended with %v, want os.ErrClosed", end)
 	}
-	if !errors.Is(waiterErr, os.ErrClosed) {
-		t.Errorf("when Close from a body returned, the waiting loop had ended with %v, want os.ErrClosed", waiterErr)
+	if stillWaiting != nil {
+		t.Errorf("when Close from a body returned, the other loop still waited:\n%s", strings.Join(stillWaiting, "\n"))
+	}
+	if err := endsWithin(t, 5*time.Second, "the waiting loop after Close", waiterEnded); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("the waiting loop ended with %v, want os.ErrClosed", err)
 	}
 	if freesAtClose != 0 {
 		t.Error("resources freed while a body held a batch")
