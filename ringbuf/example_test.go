@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/exampletest"
@@ -19,35 +20,58 @@ import (
 	"github.com/ebpf-zc/ebpf/ringbuf"
 )
 
-// The examples build their maps as a user would, with cilium/ebpf's API;
-// submit stands in for the BPF program, whose C each example shows. Most
-// expect this one:
+// The examples use cilium/ebpf's API and nothing else, so that each
+// works as shown. They build their maps as a user would; submit, below,
+// builds with asm the BPF program that fills the ring, and test-runs it:
+// copy it along with an example. The program, in C:
 //
 //	struct {
 //		__uint(type, BPF_MAP_TYPE_RINGBUF);
 //		__uint(max_entries, 4096);
 //	} events SEC(".maps");
 //
-//	__u64 seq;
-//
-//	SEC("socket") int produce(void *ctx) {
+//	SEC("raw_tp") int produce(struct bpf_raw_tracepoint_args *ctx) {
 //		__u64 *rec = bpf_ringbuf_reserve(&events, 8, 0);
-//		if (rec) {
-//			*rec = seq++;
-//			bpf_ringbuf_submit(rec, 0);
-//		}
+//		if (!rec)
+//			return 0; // the ring is full
+//		*rec = ctx->args[0];
+//		bpf_ringbuf_submit(rec, 0);
 //		return 0;
 //	}
 
-// submit runs that program n times on events: n 8-byte records numbered
-// from 0 (in host byte order).
+// submit loads that program for events and test-runs it n times, with
+// the numbers 0 to n-1 as its argument: n 8-byte records, in host byte
+// order. A raw tracepoint is test-run with an argument of our choosing.
 func submit(events *ebpf.Map, n int) error {
-	producer, err := progs.NewRingbufProducer(progs.RingbufSpec{Ring: events, Size: 8})
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+		Type:    ebpf.RawTracepoint,
+		License: "GPL",
+		Instructions: asm.Instructions{
+			asm.Mov.Reg(asm.R6, asm.R1), // ctx, kept across the calls
+			asm.LoadMapPtr(asm.R1, events.FD()),
+			asm.Mov.Imm(asm.R2, 8),
+			asm.Mov.Imm(asm.R3, 0),
+			asm.FnRingbufReserve.Call(),
+			asm.JEq.Imm(asm.R0, 0, "exit"),            // the ring is full
+			asm.LoadMem(asm.R1, asm.R6, 0, asm.DWord), // ctx->args[0]
+			asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
+			asm.Mov.Reg(asm.R1, asm.R0),
+			asm.Mov.Imm(asm.R2, 0),
+			asm.FnRingbufSubmit.Call(),
+			asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
+			asm.Return(),
+		},
+	})
 	if err != nil {
 		return err
 	}
-	defer producer.Close()
-	return producer.Run(n)
+	defer prog.Close()
+	for i := range uint64(n) {
+		if _, err := prog.Run(&ebpf.RunOptions{Context: []uint64{i}}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Read copies each record: the bytes are the caller's to keep.
@@ -405,6 +429,7 @@ func TestExampleOutputs(t *testing.T) {
 		{Name: "Example_cancel", Run: Example_cancel, Output: "record 0\nrecord 1\nstopped: context deadline exceeded\n"},
 		{Name: "ExampleRawReader_WithLease", Run: ExampleRawReader_WithLease, Output: "3 records, numbers adding up to 3\n"},
 		{Name: "ExampleMultiReader", Run: ExampleMultiReader, Output: "records per ring: [2 3]\n"},
+		{Name: "ExampleNewWriter", Run: ExampleNewWriter, Output: "the BPF program took 2 records\n", Needs: progs.HaveUserRingbuf()},
 		{Name: "ExampleNewMultiReaderFromMapOfMaps", Run: ExampleNewMultiReaderFromMapOfMaps, Output: "records per key: map[0:1 1:2]\n"},
 	})
 }

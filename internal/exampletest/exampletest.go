@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 )
 
 // Example is one Example function and what it must print.
@@ -24,6 +26,11 @@ type Example struct {
 	Name   string
 	Run    func()
 	Output string
+	// Needs is the result of a check for what the example needs beyond
+	// what the whole list does (a newer map type, say): an error that
+	// says BPF lacks it (bpftest.Unavailable) skips the example, any
+	// other fails it.
+	Needs error
 }
 
 // Run runs every example with os.Stdout captured, as go test runs an
@@ -43,6 +50,7 @@ func Run(t *testing.T, examples []Example) {
 	}
 	for _, e := range examples {
 		t.Run(e.Name, func(t *testing.T) {
+			bpftest.SkipIfUnavailable(t, e.Needs, "a feature "+e.Name+" needs")
 			if got := output(t, e.Run); got != e.Output {
 				t.Errorf("%s printed:\n%s\nwant:\n%s", e.Name, got, e.Output)
 			}

@@ -1,10 +1,13 @@
 package exampletest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/cilium/ebpf"
 )
 
 func TestDeclaredExamples(t *testing.T) {
@@ -34,5 +37,17 @@ func helper() {}
 func TestOutput(t *testing.T) {
 	if got := output(t, func() { os.Stdout.WriteString("printed\n") }); got != "printed\n" {
 		t.Fatalf("captured %q", got)
+	}
+}
+
+func TestNeedsSkips(t *testing.T) {
+	ran := false
+	Run(t, []Example{{
+		Name:  "ExampleMissing",
+		Run:   func() { ran = true },
+		Needs: fmt.Errorf("no such map type: %w", ebpf.ErrNotSupported),
+	}})
+	if ran {
+		t.Fatal("an example whose needs are missing ran")
 	}
 }
