@@ -92,6 +92,10 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 		return nil, errors.New("perf: Watermark must be smaller than perCPUBuffer")
 	case uint64(perCPUBuffer) > maxDataPages*uint64(os.Getpagesize()):
 		return nil, fmt.Errorf("perf: perCPUBuffer %d is not between 1 and %d", perCPUBuffer, maxDataPages*uint64(os.Getpagesize()))
+	case uint64(dataPages(perCPUBuffer)+1)*uint64(os.Getpagesize()) > math.MaxInt:
+		// A 32-bit process: the buffer, rounded up, and its metadata page
+		// are more than a mapping can hold.
+		return nil, fmt.Errorf("perf: perCPUBuffer %d rounds up to more than this process can map", perCPUBuffer)
 	}
 	res, bufs, err := openEvents(array, dataPages(perCPUBuffer), opts)
 	if err != nil {
