@@ -4,8 +4,8 @@ package ringbuf
 
 import (
 	"errors"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -84,23 +84,26 @@ func TestCloseIsABarrier(t *testing.T) {
 
 // TestCloseFromBodyWaitsForOthers: a loop body that calls Close, while
 // other goroutines are blocked in the reader, gets Close back once they
-// have returned; its own loop then ends with ErrClosed.
+// have returned (none still waits); its own loop then ends with ErrClosed.
 func TestCloseFromBodyWaitsForOthers(t *testing.T) {
 	m := newRingMap(t, 4096)
 	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 8})
 	r := newTestReader(t, m)
 	const readers = 2
-	var returned atomic.Int32
+	readsEnded := make(chan error, readers)
 	for range readers {
 		go func() {
 			var rec Record
-			for r.ReadInto(&rec) == nil {
+			for {
+				if err := r.ReadInto(&rec); err != nil {
+					readsEnded <- err
+					return
+				}
 			}
-			returned.Add(1)
 		}()
 	}
 	loopEnded := make(chan error, 1)
-	var atClose int32 = -1
+	var waitingAtClose []string
 	go func() {
 		closed := false
 		for _, err := range r.Records() {
@@ -113,7 +116,7 @@ func TestCloseFromBodyWaitsForOthers(t *testing.T) {
 				if err := r.Close(); err != nil {
 					t.Error(err)
 				}
-				atomic.StoreInt32(&atClose, returned.Load())
+				waitingAtClose = bpftest.WaitingGoroutines("github.com/ebpf-zc/ebpf/ringbuf.TestCloseFromBodyWaitsForOthers")
 			}
 		}
 		loopEnded <- errors.New("loop ended without an error")
@@ -134,8 +137,13 @@ func TestCloseFromBodyWaitsForOthers(t *testing.T) {
 	if !errors.Is(err, ErrClosed) {
 		t.Errorf("the closing loop ended with %v, want ErrClosed", err)
 	}
-	if n := atomic.LoadInt32(&atClose); n != readers {
-		t.Errorf("Close in a body returned with %d of %d blocked reads returned", n, readers)
+	if waitingAtClose != nil {
+		t.Errorf("Close in a body returned with reads still waiting:\n%s", strings.Join(waitingAtClose, "\n"))
+	}
+	for range readers {
+		if err := receive(t, readsEnded, 5*time.Second, "a read after Close"); !errors.Is(err, ErrClosed) {
+			t.Errorf("a read ended with %v, want ErrClosed", err)
+		}
 	}
 }
 

@@ -3,11 +3,14 @@ package bpftest
 import (
 	"errors"
 	"os"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ebpf-zc/ebpf/internal/epoll"
 )
 
 // CheckCloseBarrier checks, trials times, that a reader's or writer's
@@ -55,10 +58,18 @@ func CheckCloseBarrier(t *testing.T, trials, callers int, open func(t *testing.T
 	}
 }
 
+// waiterPackage is the package of the waiter every read sleeps in, as its
+// functions appear in a stack: a goroutine with a frame there has not
+// left the reader's wait.
+var waiterPackage = func() string {
+	name := runtime.FuncForPC(reflect.ValueOf(epoll.NewWaiter).Pointer()).Name()
+	return name[:strings.LastIndex(name, ".")+1]
+}()
+
 // WaitingGoroutines returns the stacks of the goroutines that function
-// creator started and that wait (in a syscall, on a channel, a lock, a
-// timer), or were woken from a wait and have not run since: a goroutine
-// on its way out of a call runs, or is runnable where it was preempted.
+// creator started and that still wait: in the waiter (woken or not), or
+// blocked (in a syscall, on a channel, a lock, a timer). A goroutine on
+// its way out of a call runs, or is runnable where it was preempted.
 func WaitingGoroutines(creator string) []string {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
@@ -71,7 +82,8 @@ func WaitingGoroutines(creator string) []string {
 		_, state, _ := strings.Cut(header, "[")
 		top, _, _ := strings.Cut(frames, "(")
 		parked := strings.Contains(top, "gopark") || strings.Contains(top, "Semacquire")
-		if parked || !strings.HasPrefix(state, "running") && !strings.HasPrefix(state, "runnable") {
+		running := strings.HasPrefix(state, "running") || strings.HasPrefix(state, "runnable")
+		if parked || !running || strings.Contains(frames, "\n"+waiterPackage) || strings.HasPrefix(frames, waiterPackage) {
 			waiting = append(waiting, g)
 		}
 	}
