@@ -81,16 +81,31 @@ lint: tools
 	GOOS=windows $(GO) vet ./ringbuf/ ./perf/
 	@# 32-bit Linux: the kernel's positions are 32-bit words there (internal/ulong).
 	for arch in 386 arm; do GOARCH=$$arch $(GO) build ./... && GOARCH=$$arch $(GO) vet ./... || exit 1; done
+	@# The CI workflow (.github/workflows), which cannot run here: actionlint,
+	@# built from internal/tools as staticcheck is.
+	$(GO) -C internal/tools build -o $(TOOLBIN)/ github.com/rhysd/actionlint/cmd/actionlint
+	$(TOOLBIN)/actionlint
 
-# test: set-up, lint, every test under the race detector, every benchmark
-# once as a smoke test, and the test suite on every kernel of the matrix
-# (9 minutes from a fresh clone on a busy 2-CPU host, matrix under TCG;
-# TEST_KERNELS="oldest newest" narrows it).
+# test: set-up, lint, every test under the race detector, the release
+# checks, every benchmark once as a smoke test, and the test suite on
+# every kernel of the matrix (9 minutes from a fresh clone on a busy
+# 2-CPU host, matrix under TCG; TEST_KERNELS="oldest newest" narrows it).
+# The release checks: the tools module's tests hold the module zip's
+# bound (internal/tools/release); apicheck diffs the API of ringbuf and
+# perf against cilium/ebpf v0.22.0 and our last release; ciliumcompat
+# tests the library against CILIUM_OLDEST and the newest cilium/ebpf,
+# each in a throwaway copy (about a minute).
+# CILIUM_OLDEST is the oldest cilium/ebpf the library builds and passes
+# its tests with on every platform: v0.19.0's ringbuf has no Reader on
+# windows, v0.17.3 no ebpf.WindowsRingBuf (CHANGELOG.md).
+CILIUM_OLDEST = v0.20.0
 test: deps-test
 	@$(MAKE) --no-print-directory lint
 	$(GO) test -race -count=1 ./...
 	$(GO) run ./internal/cmd/test32 -go $(GO)
 	$(GO) -C internal/tools test -count=1 ./...
+	$(TOOLBIN)/apicheck
+	$(TOOLBIN)/ciliumcompat -versions $(CILIUM_OLDEST),latest
 	RINGBUF_BENCH_RING=16777216 $(GO) test $(LIBBPF) -run '^$$' -bench . -benchtime 100x -count=1 ./...
 	$(MAKE) test-vms KERNELS="$(or $(TEST_KERNELS),all)"
 
