@@ -88,8 +88,8 @@ lint: tools
 
 # test: set-up, lint, every test under the race detector, the release
 # checks, every benchmark once as a smoke test, and the test suite on
-# every kernel of the matrix (9 minutes from a fresh clone on a busy
-# 2-CPU host, matrix under TCG; TEST_KERNELS="oldest newest" narrows it).
+# every kernel of the matrix, its VMs side by side, one per CPU (under
+# TCG on the 2-CPU hosts; TEST_KERNELS="oldest newest" narrows it).
 # The release checks: the tools module's tests hold the module zip's
 # bound (internal/tools/release); apicheck diffs the API of ringbuf and
 # perf against cilium/ebpf v0.22.0 and our last release; ciliumcompat

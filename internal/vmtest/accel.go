@@ -1,8 +1,10 @@
 package vmtest
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"sync"
 )
 
 // Accelerator choices for the -accel flag and ACCEL=.
@@ -25,11 +27,21 @@ const (
 // matrix are the probe: each runs under KVM until one fails in a way
 // that blames KVM (see kvmFailure); that kernel runs again under TCG, and
 // so does the rest of the run.
+//
+// Kernels run side by side, so the policy is shared under a lock. The
+// first trial run is KVM's probe: the others wait for its answer (see
+// answered), so that on a host where KVM fails only one kernel finds it
+// out. Every trial run that KVM fails is run again, even when another
+// kernel's failure has already moved the run to TCG.
 type accelPolicy struct {
+	mu sync.Mutex
 	// current is the accelerator for the next kernel, why the reason.
 	current, why string
 	// trial says KVM is in use under AccelAuto and may still fail over.
 	trial bool
+	// probed is closed once the first trial run has ended, at once when
+	// there is no trial.
+	probed chan struct{}
 }
 
 // openKVM checks that /dev/kvm can be opened for use.
@@ -44,39 +56,74 @@ func openKVM() error {
 // newAccelPolicy starts a policy for the -accel value want; kvmDevice
 // checks /dev/kvm (openKVM outside tests).
 func newAccelPolicy(want string, kvmDevice func() error) (*accelPolicy, error) {
+	p := &accelPolicy{probed: make(chan struct{})}
 	switch want {
 	case AccelTCG, AccelKVM:
-		return &accelPolicy{current: want, why: "asked for with -accel " + want}, nil
+		p.current, p.why = want, "asked for with -accel "+want
 	case AccelAuto, "":
+		if err := kvmDevice(); err != nil {
+			p.current, p.why = AccelTCG, "no usable /dev/kvm: "+err.Error()
+		} else {
+			p.current, p.why, p.trial = AccelKVM, "/dev/kvm opens; this kernel is KVM's trial", true
+		}
 	default:
 		return nil, fmt.Errorf("unknown accelerator %q: want %s, %s or %s", want, AccelAuto, AccelKVM, AccelTCG)
 	}
-	if err := kvmDevice(); err != nil {
-		return &accelPolicy{current: AccelTCG, why: "no usable /dev/kvm: " + err.Error()}, nil
+	if !p.trial {
+		close(p.probed)
 	}
-	return &accelPolicy{current: AccelKVM, why: "/dev/kvm opens; this kernel is KVM's trial", trial: true}, nil
+	return p, nil
 }
 
-// next is the accelerator for the next kernel and why.
-func (p *accelPolicy) next() (accel, why string) { return p.current, p.why }
+// next is the accelerator for the next kernel and why; trial says a
+// failure that blames KVM should be run again under TCG.
+func (p *accelPolicy) next() (accel, why string, trial bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.current, p.why, p.trial
+}
 
-// booted records that kernel booted under the current accelerator.
+// booted records that kernel booted under KVM on trial.
 func (p *accelPolicy) booted(kernel string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.trial {
 		p.why = "KVM ran kernel " + kernel + " earlier in this run"
 	}
 }
 
-// kvmFailed records that kernel failed under KVM for the reason what,
-// and says whether to run it again under TCG: only under AccelAuto, and
-// from then on the whole run uses TCG.
-func (p *accelPolicy) kvmFailed(kernel, what string) bool {
+// kvmFailed records that kernel failed under KVM on trial for the
+// reason what: from then on the whole run uses TCG, and the first
+// failure is the reason given.
+func (p *accelPolicy) kvmFailed(kernel, what string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if !p.trial {
-		return false
+		return
 	}
 	p.current, p.trial = AccelTCG, false
 	p.why = fmt.Sprintf("KVM failed on kernel %s earlier in this run (%s)", kernel, what)
-	return true
+}
+
+// answered records that a trial run has ended, whatever its outcome,
+// after booted or kvmFailed had their say; kernels waiting for KVM's
+// probe go on.
+func (p *accelPolicy) answered() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.probed:
+	default:
+		close(p.probed)
+	}
+}
+
+// waitProbe waits until KVM's probe has answered or ctx ends.
+func (p *accelPolicy) waitProbe(ctx context.Context) {
+	select {
+	case <-p.probed:
+	case <-ctx.Done():
+	}
 }
 
 // kvmFailure says why a run under KVM failed in a way that blames the

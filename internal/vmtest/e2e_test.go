@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -23,9 +24,7 @@ func cachedForE2E(t *testing.T) (string, Cache, []*CachedKernel) {
 	if testing.Short() {
 		t.Skip("boots VMs; skipped with -short")
 	}
-	if _, err := os.Stat(wire.PlanPath); err == nil {
-		t.Skip("already inside a test VM")
-	}
+	skipInVM(t)
 	requireQEMU(t)
 	if _, err := exec.LookPath("cpio"); err != nil {
 		t.Skipf("cpio not installed (Debian package cpio): %v", err)
@@ -37,6 +36,15 @@ func cachedForE2E(t *testing.T) (string, Cache, []*CachedKernel) {
 		t.Skipf("no kernels cached in %s: `make test-vms` fetches them; this test never downloads", cache.Dir)
 	}
 	return root, cache, cached
+}
+
+// skipInVM skips a test of the host's side of the runner inside a test
+// VM, where it has nothing to learn from the kernel and only adds time.
+func skipInVM(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(wire.PlanPath); err == nil {
+		t.Skip("already inside a test VM")
+	}
 }
 
 func moduleRoot(t *testing.T) string {
@@ -85,9 +93,11 @@ func TestBootCachedKernels(t *testing.T) {
 		Cache:      cache,
 		ResultsDir: t.TempDir(),
 		Kernels:    kernelsByName(t, oldest.Name, newest.Name),
-		Patterns:   []string{"./internal/vmtest"},
-		Accel:      AccelAuto,
-		VMTimeout:  5 * time.Minute,
+		// Side by side, as make test-vms runs them.
+		Jobs:      runtime.NumCPU(),
+		Patterns:  []string{"./internal/vmtest"},
+		Accel:     AccelAuto,
+		VMTimeout: 5 * time.Minute,
 		Plan: PlanOptions{
 			TestTimeout: 2 * time.Minute, BenchTimeout: 2 * time.Minute,
 			Run: "^TestKernelFeatures$", Bench: true,

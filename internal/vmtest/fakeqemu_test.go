@@ -18,6 +18,13 @@ import (
 // fakeQEMUEnv names the behaviour the fake QEMU plays (see fakeQEMU).
 const fakeQEMUEnv = "VMTEST_FAKE_QEMU"
 
+// fakeTraceEnv names the file where fake VMs note their start and end.
+const fakeTraceEnv = "VMTEST_FAKE_TRACE"
+
+// fakePassTime is how long a passing fake guest runs: long enough for
+// VMs started together to overlap on a busy host.
+const fakePassTime = 700 * time.Millisecond
+
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeQEMUEnv); mode != "" {
 		os.Exit(fakeQEMU(mode, os.Args[1:]))
@@ -42,28 +49,78 @@ var fakePassingConsole = strings.Join([]string{
 	wire.Format(wire.KindDone, wire.FieldStatus, "pass"),
 }, "\n") + "\n"
 
+// fakeFailingConsole is a guest that boots and fails the plan of
+// fakePlan.
+var fakeFailingConsole = strings.Join([]string{
+	wire.Format(wire.KindBooted, wire.FieldKernel, "5.10", wire.FieldRelease, fakeRelease),
+	wire.Format(wire.KindBegin, wire.FieldPkg, "p", wire.FieldPhase, "test"),
+	"=== RUN   TestA",
+	"--- FAIL: TestA (0.00s)",
+	"FAIL",
+	wire.Format(wire.KindResult, wire.FieldPkg, "p", wire.FieldPhase, "test", wire.FieldExit, "1", wire.FieldSeconds, "0.1"),
+	wire.Format(wire.KindDone, wire.FieldStatus, "fail"),
+}, "\n") + "\n"
+
 var fakePlan = &wire.Plan{Steps: []wire.Step{{Package: "p", Phase: wire.PhaseTest}}}
 
-// fakeQEMU plays QEMU for one VM, by mode:
+// fakeQEMU plays QEMU for one VM, by mode; a mode of "name=mode ..."
+// words gives each kernel its own. The modes:
 //
+//   - pass: the guest passes after fakePassTime, under any accelerator.
+//   - fail: the guest fails its test after fakePassTime.
 //   - kvm-internal-error: under KVM, QEMU's recorded stderr of a KVM
 //     internal error, then it waits forever with the guest paused, as
 //     QEMU does; under TCG the guest passes.
 //   - kvm-abort: under KVM, QEMU dies by a signal before the guest
 //     prints anything (as when it fails to set an MSR); TCG passes.
+//   - kvm-abort-late: kvm-abort after fakePassTime.
 //   - kvm-no-boot: under KVM, the kernel prints a line every 100 ms but
 //     never starts the init; TCG passes.
 //   - silent: the kernel prints its first line and nothing more, under
 //     any accelerator.
 //   - quiet-heartbeat: the console says nothing for 5 s while the
 //     heartbeat beats, then the guest passes.
+//
+// With fakeTraceEnv set, each VM appends "start <kernel> <accel>" to that
+// file as it starts and "end <kernel> <accel>" as it ends by itself.
 func fakeQEMU(mode string, args []string) int {
-	kvm := argAfter(args, "-accel") == AccelKVM
-	pass := func() int {
-		os.Stdout.WriteString(fakePassingConsole)
-		return wire.QEMUStatus(wire.ExitPass)
+	accel := argAfter(args, "-accel")
+	kvm := accel == AccelKVM
+	kernel := fakeKernelName(args)
+	if strings.Contains(mode, "=") {
+		for _, w := range strings.Fields(mode) {
+			if name, m, _ := strings.Cut(w, "="); name == kernel {
+				mode = m
+			}
+		}
 	}
+	trace := func(event string) {
+		if path := os.Getenv(fakeTraceEnv); path != "" {
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+			if err != nil {
+				panic(err)
+			}
+			// One small O_APPEND write: lines of VMs side by side stay whole.
+			f.WriteString(event + " " + kernel + " " + accel + "\n")
+			f.Close()
+		}
+	}
+	trace("start")
+	// A guest that runs names its kernel first, so that a log filed
+	// under the wrong kernel shows.
+	guest := func(console string, status byte) int {
+		os.Stdout.WriteString("[    0.000000] fake guest of kernel " + kernel + "\n" + console)
+		trace("end")
+		return wire.QEMUStatus(status)
+	}
+	pass := func() int { return guest(fakePassingConsole, wire.ExitPass) }
 	switch mode {
+	case "pass":
+		time.Sleep(fakePassTime)
+		return pass()
+	case "fail":
+		time.Sleep(fakePassTime)
+		return guest(fakeFailingConsole, wire.ExitFail)
 	case "kvm-internal-error":
 		if !kvm {
 			return pass()
@@ -75,10 +132,14 @@ func fakeQEMU(mode string, args []string) int {
 		}
 		os.Stderr.Write(b)
 		hangForever() // paused guest: QEMU waits for a monitor command that never comes
-	case "kvm-abort":
+	case "kvm-abort", "kvm-abort-late":
 		if !kvm {
 			return pass()
 		}
+		if mode == "kvm-abort-late" {
+			time.Sleep(fakePassTime)
+		}
+		trace("end")
 		fmt.Fprintln(os.Stderr, "qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69")
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		hangForever()
@@ -108,6 +169,17 @@ func fakeQEMU(mode string, args []string) int {
 	}
 	fmt.Fprintln(os.Stderr, "fake QEMU: unknown mode", mode)
 	return 1
+}
+
+// fakeKernelName is the matrix entry a VM boots, from its kernel command
+// line.
+func fakeKernelName(args []string) string {
+	for _, p := range strings.Fields(argAfter(args, "-append")) {
+		if name, ok := strings.CutPrefix(p, wire.KernelParam+"="); ok {
+			return name
+		}
+	}
+	return ""
 }
 
 // hangForever blocks like a QEMU whose guest has stopped; select {}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ebpf-zc/ebpf/internal/vmtest/wire"
@@ -23,8 +24,12 @@ type Options struct {
 	Cache Cache
 	// ResultsDir gets one folder of logs per kernel.
 	ResultsDir string
-	// Kernels are booted in this order, one at a time.
+	// Kernels are booted in this order, Jobs at a time; the report keeps
+	// the order.
 	Kernels []Kernel
+	// Jobs is how many VMs run at once; zero means one. Each VM has one
+	// CPU (-smp 1), so runtime.NumCPU() keeps every CPU busy.
+	Jobs int
 	// Patterns select packages for go list; empty means ./... .
 	Patterns []string
 	// Accel is AccelAuto, AccelKVM or AccelTCG.
@@ -103,6 +108,8 @@ type Report struct {
 	Kernels []KernelReport
 	// Durations of the phases, for the summary.
 	FetchTime, BuildTime, Total time.Duration
+	// Jobs is how many VMs ran at once.
+	Jobs int
 }
 
 // OK says every package built and every kernel passed.
@@ -123,10 +130,9 @@ func (r *Report) OK() bool {
 	return len(r.Kernels) > 0
 }
 
-// Run fetches what is missing, builds, and boots every kernel in turn.
-// VMs run one at a time: the machines this runs on are small and shared.
-// The error is for problems that stop the whole run; a kernel's failure
-// is in its KernelReport.
+// Run fetches what is missing, builds, and boots every kernel, up to
+// o.Jobs VMs at a time. The error is for problems that stop the whole
+// run; a kernel's failure is in its KernelReport.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	start := time.Now()
 	if o.QEMU == "" {
@@ -135,6 +141,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Watchdog == 0 {
 		o.Watchdog = DefaultWatchdog
 	}
+	o.Jobs = max(o.Jobs, 1)
 	policy, err := newAccelPolicy(o.Accel, openKVM)
 	if err != nil {
 		return nil, err
@@ -144,7 +151,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("%s not found (Debian packages: qemu-system-x86, cpio): %w", tool, err)
 		}
 	}
-	logf := func(format string, a ...any) { fmt.Fprintf(o.Log, "vmtest: "+format+"\n", a...) }
+	logf := lineLogger(o.Log)
 	if err := os.MkdirAll(o.Cache.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -198,9 +205,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if r.Accel == "" {
 		r.Accel = AccelAuto
 	}
-	first, why := policy.next()
+	first, why, _ := policy.next()
 	r.AccelReason = first + ": " + why
 	logf("accelerator %s (%s), watchdog %s", first, why, o.Watchdog)
+	r.Jobs = max(1, min(o.Jobs, len(cached)))
+	if r.Jobs > 1 {
+		logf("%d kernels, up to %d VMs at a time", len(cached), r.Jobs)
+	}
 
 	scratch, err := os.MkdirTemp("", "vmtest-run-")
 	if err != nil {
@@ -208,19 +219,22 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer os.RemoveAll(scratch)
 	m := &matrixRun{o: o, initrd: initrd, plan: r.Plan, scratch: scratch, policy: policy, logf: logf}
-	for _, k := range o.Kernels {
-		if v, ok := notRun[k.Name]; ok {
-			r.Kernels = append(r.Kernels, KernelReport{Kernel: k, Console: &Console{}, Verdict: v})
-			continue
-		}
-		kr := m.runKernel(ctx, k, cached[k.Name])
-		r.Kernels = append(r.Kernels, kr)
-		if ctx.Err() != nil {
-			break
-		}
-	}
+	r.Kernels = m.runKernels(ctx, cached, notRun)
 	r.Total = time.Since(start)
 	return r, nil
+}
+
+// lineLogger returns a printf for progress lines to w. Kernels running
+// side by side log at once, so each line is written whole, in one call,
+// under a lock.
+func lineLogger(w io.Writer) func(string, ...any) {
+	var mu sync.Mutex
+	return func(format string, a ...any) {
+		line := fmt.Sprintf("vmtest: "+format+"\n", a...)
+		mu.Lock()
+		defer mu.Unlock()
+		io.WriteString(w, line)
+	}
 }
 
 // ensureKernels loads every selected kernel from the cache, fetching the
@@ -273,9 +287,66 @@ type matrixRun struct {
 	logf    func(string, ...any)
 }
 
+// runKernels runs o.Kernels, up to o.Jobs at a time, and returns their
+// reports in the order of o.Kernels. A kernel in notRun gets its verdict
+// without a VM. While KVM is on trial, the first kernel runs alone until
+// its KVM run has ended, so that the rest know which accelerator to use.
+// Once ctx ends no more kernels start, and those that never started are
+// left out of the reports, as a one-at-a-time run stops at the
+// interrupted kernel.
+func (m *matrixRun) runKernels(ctx context.Context, cached map[string]*CachedKernel, notRun map[string]Verdict) []KernelReport {
+	var (
+		reports = make([]KernelReport, len(m.o.Kernels))
+		started = make([]bool, len(m.o.Kernels))
+		slots   = make(chan struct{}, max(m.o.Jobs, 1))
+		wg      sync.WaitGroup
+	)
+	// launched says a VM has started: the ones after it wait for KVM's
+	// probe, which is at once when KVM is not on trial.
+	launched := false
+	for i, k := range m.o.Kernels {
+		// Taking the slot first makes -jobs 1 stop where a run in turn
+		// did: right after the kernel that was interrupted.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if launched {
+			m.policy.waitProbe(ctx)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		started[i] = true
+		if v, ok := notRun[k.Name]; ok {
+			reports[i] = KernelReport{Kernel: k, Console: &Console{}, Verdict: v}
+			<-slots
+			continue
+		}
+		launched = true
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			// A probe that ended without a word (its logs could not be
+			// cleared) must not hold the others back.
+			defer m.policy.answered()
+			reports[i] = m.runKernel(ctx, k, cached[k.Name])
+		}()
+	}
+	wg.Wait()
+	var out []KernelReport
+	for i, kr := range reports {
+		if started[i] {
+			out = append(out, kr)
+		}
+	}
+	return out
+}
+
 // runKernel boots one kernel with the accelerator the policy gives, and
-// once more under TCG when KVM failed it and the policy allows; the
-// failed attempt's logs are kept in the kernel's KVMAttemptDir.
+// once more under TCG when KVM on trial failed it; the failed attempt's
+// logs are kept in the kernel's KVMAttemptDir.
 func (m *matrixRun) runKernel(ctx context.Context, k Kernel, ck *CachedKernel) KernelReport {
 	logDir := filepath.Join(m.o.ResultsDir, k.Name)
 	aside := logDir + ".failed-kvm"
@@ -284,20 +355,23 @@ func (m *matrixRun) runKernel(ctx context.Context, k Kernel, ck *CachedKernel) K
 			return KernelReport{Kernel: k, Cached: ck, Console: &Console{}, Verdict: Verdict{OutcomeNotRun, err.Error()}}
 		}
 	}
-	accel, why := m.policy.next()
+	accel, why, trial := m.policy.next()
 	kr := m.boot(ctx, k, ck, accel, logDir)
 	kr.Accel, kr.AccelWhy = accel, why
-	if accel != AccelKVM {
+	if !trial {
 		return kr
 	}
 	failure := kvmFailure(kr.Boot, kr.Console)
-	if failure == "" {
-		if kr.Console.Booted {
-			m.policy.booted(k.Name)
-		}
-		return kr
+	switch {
+	case failure != "":
+		m.policy.kvmFailed(k.Name, failure)
+	case kr.Console.Booted:
+		m.policy.booted(k.Name)
 	}
-	if !m.policy.kvmFailed(k.Name, failure) || ctx.Err() != nil {
+	// The kernels waiting for KVM's probe go on now, beside this
+	// kernel's run under TCG if there is one.
+	m.policy.answered()
+	if failure == "" || ctx.Err() != nil {
 		return kr
 	}
 	m.logf("%s failed under KVM (%s); running it again under TCG, and the rest of the run too", k.Name, failure)

@@ -163,7 +163,12 @@ func (r *Report) WriteSummary(w io.Writer) {
 			fmt.Fprintf(w, "build failed: %s: %v\n", b.Pkg.ImportPath, firstLine(b.Output))
 		}
 	}
-	fmt.Fprintf(w, "\nTimes: fetch %.1fs, build %.1fs, total %.1fs\n", r.FetchTime.Seconds(), r.BuildTime.Seconds(), r.Total.Seconds())
+	fmt.Fprintf(w, "\nTimes: fetch %.1fs, build %.1fs, total %.1fs", r.FetchTime.Seconds(), r.BuildTime.Seconds(), r.Total.Seconds())
+	if r.Jobs > 1 {
+		// Side by side, each VM's time above is longer than alone.
+		fmt.Fprintf(w, ", up to %d VMs at a time", r.Jobs)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%s\n\n", BenchDisclaimer)
 	t := r.Totals()
 	// The closing line has the plain "N passed, N failed, N skipped" form

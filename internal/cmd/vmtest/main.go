@@ -6,7 +6,8 @@
 //	go run ./internal/cmd/vmtest [-kernels "5.10 6.1"] [flags]
 //
 // Kernels are fetched once through a private apt configuration into
-// .cache/vmtest; logs go to results/vms/<kernel>/. The exit status is 0
+// .cache/vmtest; logs go to results/vms/<kernel>/. Up to -jobs VMs
+// (default one per CPU) run at once. The exit status is 0
 // when every package built and every kernel passed, 1 when something
 // failed, 2 when the run could not start.
 package main
@@ -19,6 +20,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -35,6 +38,7 @@ func run() int {
 		kernels      = flag.String("kernels", envOr("KERNELS", ""), "kernels to boot: names from the matrix, or all, quick, oldest, newest (default all; $KERNELS)")
 		pkgs         = flag.String("pkgs", envOr("PKGS", "./..."), "package patterns for go list, space separated ($PKGS)")
 		accel        = flag.String("accel", envOr("ACCEL", vmtest.AccelAuto), "accelerator: auto (KVM until a kernel fails under it, then TCG), kvm or tcg ($ACCEL)")
+		jobs         = flag.Int("jobs", envInt("JOBS", runtime.NumCPU()), "VMs to run at once, each on one CPU (default the CPU count; $JOBS)")
 		vmTimeout    = flag.Duration("timeout", 20*time.Minute, "host-side time limit for each VM")
 		watchdog     = flag.Duration("watchdog", vmtest.DefaultWatchdog, "stop a VM whose console and heartbeat stay silent this long")
 		testTimeout  = flag.Duration("test-timeout", 10*time.Minute, "-test.timeout for each test binary in the guest")
@@ -69,6 +73,10 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "vmtest:", err)
 		return 2
 	}
+	if *jobs < 1 {
+		fmt.Fprintln(os.Stderr, "vmtest: -jobs must be at least 1")
+		return 2
+	}
 	if *list {
 		listMatrix(cache)
 		return 0
@@ -88,6 +96,7 @@ func run() int {
 		Kernels:    selected,
 		Patterns:   strings.Fields(*pkgs),
 		Accel:      *accel,
+		Jobs:       *jobs,
 		VMTimeout:  *vmTimeout,
 		Watchdog:   *watchdog,
 		Plan: vmtest.PlanOptions{
@@ -175,6 +184,15 @@ func findModuleDir() (string, error) {
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
+	}
+	return def
+}
+
+// envInt is the integer in the environment variable name, or def when
+// it is unset or not a number.
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return n
 	}
 	return def
 }
