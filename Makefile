@@ -217,20 +217,23 @@ bench-upstream-plots: tools
 # bench-perf: the perf event array drain benchmark (perf/bench_test.go):
 # cilium/ebpf's perf ReadInto against ours and our Records, sizes 16..4096
 # (PERF_SIZES), both touches, every reader with a watermark of half its
-# 16 MiB buffer (PERF_BUFFER). COUNT rounds of one run of every benchmark,
-# as make bench runs, so that a drift of a shared host falls on every
-# mode alike; pinned like make bench. About COUNT minutes on a 2-vCPU
-# guest.
+# 16 MiB buffer (PERF_BUFFER). COUNT rounds of one run of every benchmark
+# of PERF_BENCHTIME (100ms), as make bench runs, so that a drift of a
+# shared host falls on every mode alike; pinned like make bench. About
+# COUNT minutes on a 2-vCPU guest. Plan, progress, tables to
+# <results>-tables.txt, plots beside them, then the summary.
 PERF_OUT = $(or $(OUT),$(RESULTS)/perf-$(STAMP).txt)
 PERF_MODES = /mode@(upstream copy records)
 .PHONY: bench-perf bench-perf-tables bench-perf-plots
 bench-perf: tools
 	@mkdir -p $(dir $(PERF_OUT))
+	@echo "make bench-perf: $(if $(TASKSET),pinned to CPU $(PIN) (PIN= to change),not pinned$(if $(PIN), (taskset not found)))"
 	@$(if $(PERF_SIZES),PERF_BENCH_SIZES=$(PERF_SIZES)) $(if $(PERF_BUFFER),PERF_BENCH_BUFFER=$(PERF_BUFFER)) \
 	$(BENCHRUN) -title "make bench-perf" -rounds $(COUNT) -out $(PERF_OUT) -- \
 		$(TASKSET) $(GO) test -vet=off -run '^$$' -bench 'BenchmarkRead$$' -benchmem -benchtime $(or $(PERF_BENCHTIME),100ms) -count 1 -timeout 0 ./perf/
-	$(MAKE) --no-print-directory bench-perf-tables IN=$(PERF_OUT)
-	$(MAKE) --no-print-directory bench-perf-plots IN=$(PERF_OUT)
+	@$(MAKE) --no-print-directory bench-perf-tables IN=$(PERF_OUT) > $(basename $(PERF_OUT))-tables.txt
+	@$(MAKE) --no-print-directory -s bench-perf-plots IN=$(PERF_OUT)
+	@$(SUMMARY) -kind perf -tables $(basename $(PERF_OUT))-tables.txt $(PERF_OUT)
 
 # bench-perf-tables: bench-perf's benchstat tables from a saved run (IN=file).
 bench-perf-tables: tools
@@ -252,8 +255,9 @@ bench-perf-plots: tools
 # queue map. The producer's cost per event (net of an empty program) over
 # K2U_SIZES, then end to end with a pinned producer and consumer
 # (K2U_DURATION, K2U_RATES and the rest in bench/k2u_env_test.go).
-# K2U_COUNT runs a row, 10 by default: about 25 minutes. Tables to
-# <results>-tables.txt, plots, then the summary.
+# K2U_COUNT rounds, every row once a round, 10 by default: about 25
+# minutes. Plan, progress, tables to <results>-tables.txt, plots, then
+# the summary.
 K2U_OUT = $(or $(OUT),$(RESULTS)/k2u-$(STAMP).txt)
 # The producer table's columns: the base first (reserve + submit without
 # a wakeup), then every other helper and flag at the same size.
@@ -268,8 +272,8 @@ K2U_PERF_WM = /reader@(perf-readinto-wm perf-records-wm)
 K2U_PERF_READERS = /reader@(perf-readinto perf-records perf-readinto-wm perf-records-wm)
 bench-k2u: tools
 	@mkdir -p $(dir $(K2U_OUT))
-	@$(BENCHRUN) -title "make bench-k2u" -out $(K2U_OUT) -- \
-		$(GO) test -run '^$$' -bench 'BenchmarkProducer$$|BenchmarkK2U$$' -count $(or $(K2U_COUNT),10) -timeout 0 ./bench/
+	@$(BENCHRUN) -title "make bench-k2u" -rounds $(or $(K2U_COUNT),10) -out $(K2U_OUT) -- \
+		$(GO) test -run '^$$' -bench 'BenchmarkProducer$$|BenchmarkK2U$$' -count 1 -timeout 0 ./bench/
 	@$(MAKE) --no-print-directory bench-k2u-tables IN=$(K2U_OUT) > $(basename $(K2U_OUT))-tables.txt
 	@$(MAKE) --no-print-directory -s bench-k2u-plots IN=$(K2U_OUT)
 	@$(SUMMARY) -kind k2u -tables $(basename $(K2U_OUT))-tables.txt $(K2U_OUT)
@@ -301,20 +305,23 @@ bench-k2u-plots: tools
 
 # bench-rings: ring buffer producers on every CPU at once, into one ring
 # they share or a ring per CPU (RINGS_SIZES, RINGS_PRODUCERS, RINGS_RING in
-# bench/rings_env_test.go). RINGS_COUNT runs a row, 6 by default; then
-# MultiReader against Reader (BenchmarkMultiRecords, COUNT runs of
-# BENCHTIME: 6, or 10 with FULL=1 as testdata/rings/multi.txt): about 7
-# minutes. Benchstat tables shared against per-CPU and one producer
-# against two, then the lock-contention projection to 8, 32 and 128 CPUs
+# bench/rings_env_test.go), then MultiReader against Reader
+# (BenchmarkMultiRecords, runs of BENCHTIME). Both run in RINGS_COUNT
+# rounds, every row of both once a round: one count for the target, so
+# both families spread over the whole time; RINGS_COUNT defaults to
+# COUNT, 6 (about 7 minutes), or 10 with FULL=1 as
+# testdata/rings/multi.txt. Plan, progress, benchstat tables shared
+# against per-CPU and one producer against two to <results>-tables.txt,
+# then the lock-contention projection to 8, 32 and 128 CPUs
 # (internal/ringmodel) and plots of both at RINGS_PLOT_SIZE bytes with
 # NO_WAKEUP, and the summary.
 RINGS_OUT = $(or $(OUT),$(RESULTS)/rings-$(STAMP).txt)
 RINGS_PLOT_SIZE ?= 128
 bench-rings: tools
 	@mkdir -p $(dir $(RINGS_OUT))
-	@$(BENCHRUN) -title "make bench-rings" -out $(RINGS_OUT) -- \
-		$(GO) test -run '^$$' -bench 'BenchmarkRings$$' -benchtime $(or $(RINGS_BENCHTIME),1s) -count $(or $(RINGS_COUNT),6) -timeout 0 ./bench/ \
-		--- $(TASKSET) $(GO) test -run '^$$' -bench 'BenchmarkMultiRecords$$' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -timeout 0 ./ringbuf/
+	@$(BENCHRUN) -title "make bench-rings" -rounds $(or $(RINGS_COUNT),$(COUNT)) -out $(RINGS_OUT) -- \
+		$(GO) test -run '^$$' -bench 'BenchmarkRings$$' -benchtime $(or $(RINGS_BENCHTIME),1s) -count 1 -timeout 0 ./bench/ \
+		--- $(TASKSET) $(GO) test -run '^$$' -bench 'BenchmarkMultiRecords$$' -benchmem -benchtime $(BENCHTIME) -count 1 -timeout 0 ./ringbuf/
 	@$(MAKE) --no-print-directory bench-rings-tables IN=$(RINGS_OUT) > $(basename $(RINGS_OUT))-tables.txt
 	@$(MAKE) --no-print-directory -s bench-rings-plots IN=$(RINGS_OUT)
 	@$(SUMMARY) -kind rings -tables $(basename $(RINGS_OUT))-tables.txt $(RINGS_OUT)
@@ -350,14 +357,15 @@ bench-rings-plots: tools
 # clients sending empty datagrams, with and without a socket filter that
 # drops those in the kernel (SOCKF_BAD, SOCKF_PAYLOADS, SOCKF_DURATION in
 # bench/sockfilter_env_test.go). Each of the 48 rows runs 2 s, so
-# SOCKF_COUNT defaults to 6 runs a row (about 10 minutes), the fewest for
-# which benchstat gives a confidence interval; the tables show that
-# spread. Tables to <results>-tables.txt, plots, then the summary.
+# SOCKF_COUNT defaults to 6 rounds, every row once a round (about 10
+# minutes), the fewest runs for which benchstat gives a confidence
+# interval; the tables show that spread. Plan, progress, tables to
+# <results>-tables.txt, plots, then the summary.
 SOCKF_OUT = $(or $(OUT),$(RESULTS)/sockfilter-$(STAMP).txt)
 bench-sockfilter: tools
 	@mkdir -p $(dir $(SOCKF_OUT))
-	@$(BENCHRUN) -title "make bench-sockfilter" -out $(SOCKF_OUT) -- \
-		$(GO) test -run '^$$' -bench 'BenchmarkSocketFilter' -benchtime 1x -count $(or $(SOCKF_COUNT),6) -timeout 0 ./bench/
+	@$(BENCHRUN) -title "make bench-sockfilter" -rounds $(or $(SOCKF_COUNT),6) -out $(SOCKF_OUT) -- \
+		$(GO) test -run '^$$' -bench 'BenchmarkSocketFilter' -benchtime 1x -count 1 -timeout 0 ./bench/
 	@$(MAKE) --no-print-directory bench-sockfilter-tables IN=$(SOCKF_OUT) > $(basename $(SOCKF_OUT))-tables.txt
 	@$(MAKE) --no-print-directory -s bench-sockfilter-plots IN=$(SOCKF_OUT)
 	@$(SUMMARY) -kind sockfilter -tables $(basename $(SOCKF_OUT))-tables.txt $(SOCKF_OUT)
@@ -379,15 +387,15 @@ bench-sockfilter-plots: tools
 # bench-xdp: XDP packets to user space under real veth traffic, one row per
 # consumer strategy (XDP_PPS, XDP_DURATION and the rest in bench/xdp_env_test.go).
 # Each of the 22 rows (14 strategies, 8 of the loss sweep) runs 5 s, so
-# XDP_COUNT defaults to 6 runs a row (about 11 minutes), the fewest for
-# which benchstat gives a confidence interval; its tables show that
-# spread, xdptable the medians. Tables to <results>-tables.txt, plots,
-# then the summary.
+# XDP_COUNT defaults to 6 rounds, every row once a round (about 11
+# minutes), the fewest runs for which benchstat gives a confidence
+# interval; its tables show that spread, xdptable the medians. Plan,
+# progress, tables to <results>-tables.txt, plots, then the summary.
 XDP_OUT = $(or $(OUT),$(RESULTS)/xdp-$(STAMP).txt)
 bench-xdp: tools
 	@mkdir -p $(dir $(XDP_OUT))
-	@$(BENCHRUN) -title "make bench-xdp" -out $(XDP_OUT) -- \
-		$(GO) test -run '^$$' -bench 'BenchmarkXDP' -benchtime 1x -count $(or $(XDP_COUNT),6) -timeout 0 ./bench/
+	@$(BENCHRUN) -title "make bench-xdp" -rounds $(or $(XDP_COUNT),6) -out $(XDP_OUT) -- \
+		$(GO) test -run '^$$' -bench 'BenchmarkXDP' -benchtime 1x -count 1 -timeout 0 ./bench/
 	@$(MAKE) --no-print-directory bench-xdp-tables IN=$(XDP_OUT) > $(basename $(XDP_OUT))-tables.txt
 	@$(MAKE) --no-print-directory -s bench-xdp-plots IN=$(XDP_OUT)
 	@$(SUMMARY) -kind xdp -tables $(basename $(XDP_OUT))-tables.txt $(XDP_OUT)

@@ -78,25 +78,47 @@ func TestPlanPerfRead(t *testing.T) {
 }
 
 // TestPlanRounds checks that rounds of -count 1 plan what -count n in
-// one go does: the same results, the same time.
+// one go does, the same results in the same time, for the commands of
+// every target that runs in rounds.
 func TestPlanRounds(t *testing.T) {
 	t.Setenv("RINGBUF_BENCH_SIZES", "16,4096")
-	cmd := func(count string) [][]string {
-		return splitCommands(strings.Fields(`go test -bench BenchmarkRead$ -benchtime 50ms -count ` + count + ` ./ringbuf/` +
-			` --- go test -bench BenchmarkWrite$ -benchtime 50ms -count ` + count + ` ./ringbuf/`))
+	t.Setenv("PERF_BENCH_SIZES", "64,1024")
+	for _, tc := range []struct {
+		target   string
+		cmds     string // %s is the -count
+		families int    // the top-level benchmarks they run
+	}{
+		{"bench", `go test -bench BenchmarkRead$|BenchmarkEndToEnd$ -benchtime 50ms -count %s ./ringbuf/` +
+			` --- go test -bench BenchmarkWrite$ -benchtime 50ms -count %s ./ringbuf/`, 3},
+		{"bench-perf", `go test -bench BenchmarkRead$ -benchtime 100ms -count %s ./perf/`, 1},
+		{"bench-k2u", `go test -bench BenchmarkProducer$|BenchmarkK2U$ -count %s ./bench/`, 2},
+		{"bench-rings", `go test -bench BenchmarkRings$ -benchtime 1s -count %s ./bench/` +
+			` --- taskset -c 1 go test -bench BenchmarkMultiRecords$ -benchtime 50ms -count %s ./ringbuf/`, 2},
+		{"bench-sockfilter", `go test -bench BenchmarkSocketFilter -benchtime 1x -count %s ./bench/`, 1},
+		{"bench-xdp", `go test -bench BenchmarkXDP -benchtime 1x -count %s ./bench/`, 2},
+	} {
+		t.Run(tc.target, func(t *testing.T) {
+			cmd := func(count string) [][]string {
+				return splitCommands(strings.Fields(strings.ReplaceAll(tc.cmds, "%s", count)))
+			}
+			inRounds, err := planCommands(cmd("1"), 6)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inOne, err := planCommands(cmd("6"), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if inRounds.results != inOne.results || inRounds.cost != inOne.cost || inOne.results == 0 {
+				t.Errorf("6 rounds plan %d results in %v, -count 6 %d in %v", inRounds.results, inRounds.cost, inOne.results, inOne.cost)
+			}
+			// A line for each family, and one for the rounds.
+			if want := tc.families + 1; len(inRounds.lines) != want {
+				t.Errorf("plan lines %q, want %d", inRounds.lines, want)
+			}
+		})
 	}
-	inRounds, err := planCommands(cmd("1"), 6)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inOne, err := planCommands(cmd("6"), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if inRounds.results != inOne.results || inRounds.cost != inOne.cost || inOne.results == 0 {
-		t.Errorf("6 rounds plan %d results in %v, -count 6 %d in %v", inRounds.results, inRounds.cost, inOne.results, inOne.cost)
-	}
-	if _, err := planCommands(cmd("x"), 2); err == nil {
+	if _, err := planCommands(splitCommands(strings.Fields(`go test -bench BenchmarkRead$ -count x ./ringbuf/`)), 2); err == nil {
 		t.Error("a bad -count planned")
 	}
 }

@@ -125,11 +125,16 @@ func TestSummaryFits(t *testing.T) {
 }
 
 // TestEveryKindFits summarizes each committed reference run with its
-// kind and checks that every line fits 80 columns.
+// kind and checks that every line fits 80 columns, the legend above the
+// sections too.
 func TestEveryKindFits(t *testing.T) {
+	if n := len([]rune(legend)); n > width {
+		t.Errorf("the legend has %d columns: %q", n, legend)
+	}
 	benchstat := benchstatCommand(t)
 	for kind, file := range map[string]string{
 		"ringbuf":    "ringbuf/read.txt",
+		"perf":       "perf/read.txt",
 		"k2u":        "k2u/k2u.txt",
 		"xdp":        "xdp/xdp.txt",
 		"sockfilter": "sockfilter/sockfilter.txt",

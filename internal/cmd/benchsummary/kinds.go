@@ -13,6 +13,7 @@ var kinds = map[string]func(benchValues) []*section{
 	"xdp":        xdpSections,
 	"sockfilter": sockfilterSections,
 	"rings":      ringsSections,
+	"perf":       perfSections,
 }
 
 // ringbufReferences are BenchmarkRead's modes that are not our reader
@@ -191,6 +192,38 @@ func presentCols(v benchValues, bench, key, base string, order []string) []colum
 		}
 	}
 	return cols
+}
+
+// perfSections: bench-perf's drain, each of our modes against
+// cilium/ebpf's perf ReadInto (upstream), then Records (and any mode
+// beyond copy) against our ReadInto (copy), one table per touch variant.
+func perfSections(v benchValues) []*section {
+	var cols []column
+	if v.has("Read", "mode", "upstream") {
+		for _, m := range v["Read"]["mode"] {
+			if m != "upstream" {
+				cols = append(cols, column{mode: m, base: "upstream"})
+			}
+		}
+	}
+	if v.has("Read", "mode", "copy") {
+		for _, m := range v["Read"]["mode"] {
+			if m != "upstream" && m != "copy" {
+				cols = append(cols, column{mode: m, base: "copy"})
+			}
+		}
+	}
+	return []*section{{
+		title:     "Perf drain rate (Mrec/s) as a multiple of the mode under /: up is cilium/ebpf\nv0.22's perf ReadInto, copy our ReadInto; rows by event size.",
+		filter:    ".name:Read .unit:Mrec/s",
+		table:     "/touch",
+		row:       "/size",
+		rowHeader: "size B",
+		key:       "/mode",
+		cols:      cols,
+		baseNames: map[string]string{"upstream": "up"},
+		verdict:   columnVerdict,
+	}}
 }
 
 func k2uSections(v benchValues) []*section {

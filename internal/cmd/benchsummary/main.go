@@ -22,12 +22,12 @@ import (
 )
 
 func main() {
-	kind := flag.String("kind", "ringbuf", "which target's results: ringbuf, k2u, xdp, sockfilter, rings, or upstream (a bench-upstream directory)")
+	kind := flag.String("kind", "ringbuf", "which target's results: ringbuf, perf, k2u, xdp, sockfilter, rings, or upstream (a bench-upstream directory)")
 	tables := flag.String("tables", "", "the file holding the full benchstat tables, named under the summary")
 	benchstat := flag.String("benchstat", "benchstat", "the benchstat `command` (make builds it from internal/tools)")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: benchsummary -kind ringbuf|k2u|xdp|sockfilter|rings|upstream [-tables file] results.txt|directory")
+		fmt.Fprintln(os.Stderr, "usage: benchsummary -kind ringbuf|perf|k2u|xdp|sockfilter|rings|upstream [-tables file] results.txt|directory")
 		os.Exit(2)
 	}
 	if err := run(*kind, flag.Arg(0), *tables, *benchstat); err != nil {
@@ -60,7 +60,7 @@ func run(kind, file, tables, benchstat string) error {
 	defer w.Flush()
 	fmt.Fprintf(w, "\n%s\n", strings.Repeat("=", width))
 	fmt.Fprintf(w, "Summary of %s\n", file)
-	fmt.Fprintln(w, "Every multiple is benchstat's and significant (p < 0.05); ~ is not; (~2): 2 rows ~")
+	fmt.Fprintln(w, legend)
 	for _, s := range sections {
 		fmt.Fprintln(w)
 		if err := s.render(w, []string{benchstat}, file); err != nil {
@@ -73,6 +73,9 @@ func run(kind, file, tables, benchstat string) error {
 	}
 	return nil
 }
+
+// legend heads every summary: how to read its cells and verdicts.
+const legend = "Every multiple is benchstat's, significant at p < 0.05; ~ is not; (~2): 2 rows ~"
 
 // benchValues are the values of each key in each benchmark's names, in
 // the order the results file first shows them: values["Read"]["mode"].
