@@ -89,6 +89,22 @@ func (r *fakeReader) produce(i, n int) {
 	r.Mu.Unlock()
 }
 
+// waitInProgress waits until n reads and loops are in progress.
+func (r *fakeReader) waitInProgress(t *testing.T, n int) {
+	t.Helper()
+	for giveUp := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		r.Mu.Lock()
+		active := r.Wait.Active()
+		r.Mu.Unlock()
+		if active >= n {
+			return
+		}
+		if time.Now().After(giveUp) {
+			t.Fatalf("%d reads and loops in progress, want %d", active, n)
+		}
+	}
+}
+
 // wake wakes the waiters, as a producer's wake-up would.
 func (r *fakeReader) wake() {
 	r.Mu.Lock()
@@ -138,7 +154,7 @@ func TestEngineFlushEndsEveryWait(t *testing.T) {
 	for range loops {
 		go func() { _, err := r.loop(nil, nil); ended <- err }()
 	}
-	time.Sleep(20 * time.Millisecond)
+	r.waitInProgress(t, loops) // a loop begun after the Flush is not its
 	r.produce(1, 5)
 	if err := r.Flush(); err != nil {
 		t.Fatal(err)
@@ -214,7 +230,7 @@ func TestEngineCloseFromBody(t *testing.T) {
 	r := newFakeReader(t, 1, 0)
 	waiterEnded := make(chan error, 1)
 	go r.loop(nil, waiterEnded)
-	time.Sleep(20 * time.Millisecond)
+	r.waitInProgress(t, 1)
 	var stillWaiting []string
 	var freesAtClose int32
 	closerDone := make(chan error, 1)
