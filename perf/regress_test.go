@@ -32,14 +32,10 @@ func TestFlushEndsEveryWait(t *testing.T) {
 			}
 			return errors.New("loop ended without an error")
 		},
-		Flush:   r.Flush,
-		Close:   r.Close,
-		Flushed: ErrFlushed,
-		InProgress: func() int {
-			r.core.Mu.Lock()
-			defer r.core.Mu.Unlock()
-			return r.core.Wait.Active()
-		},
+		Flush:      r.Flush,
+		Close:      r.Close,
+		Flushed:    ErrFlushed,
+		InProgress: r.core.InProgress,
 	})
 }
 

@@ -520,16 +520,12 @@ func TestFlushEndsEveryWait(t *testing.T) {
 		t.Run(loop, func(t *testing.T) {
 			r := newTestReader(t, newRingMap(t, 4096))
 			bpftest.CheckFlushEndsEveryWait(t, 10, 3, bpftest.FlushTarget{
-				Read:    func() error { var rec Record; return r.ReadInto(&rec) },
-				Loop:    func() error { return loopUntilError(r, loop) },
-				Flush:   r.Flush,
-				Close:   r.Close,
-				Flushed: ErrFlushed,
-				InProgress: func() int {
-					r.core.Mu.Lock()
-					defer r.core.Mu.Unlock()
-					return r.core.Wait.Active()
-				},
+				Read:       func() error { var rec Record; return r.ReadInto(&rec) },
+				Loop:       func() error { return loopUntilError(r, loop) },
+				Flush:      r.Flush,
+				Close:      r.Close,
+				Flushed:    ErrFlushed,
+				InProgress: r.core.InProgress,
 			})
 		})
 	}

@@ -42,6 +42,13 @@ func (e *Engine) Init(buffers Buffers, poller *epoll.Poller, flushed error, free
 	e.Wait = epoll.NewWaiter(&e.Mu, poller, flushed)
 }
 
+// InProgress returns how many reads and loops are in progress.
+func (e *Engine) InProgress() int {
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
+	return e.Wait.Active()
+}
+
 // Freed reports whether the resources were freed.
 func (e *Engine) Freed() bool { return e.freed }
 

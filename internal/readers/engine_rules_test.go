@@ -93,9 +93,7 @@ func (r *fakeReader) produce(i, n int) {
 func (r *fakeReader) waitInProgress(t *testing.T, n int) {
 	t.Helper()
 	for giveUp := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		r.Mu.Lock()
-		active := r.Wait.Active()
-		r.Mu.Unlock()
+		active := r.InProgress()
 		if active >= n {
 			return
 		}
