@@ -1,10 +1,10 @@
 // Command ciliumcompat tests the library (ringbuf and perf) against other
-// releases of cilium/ebpf than the one go.mod requires: the oldest it
-// supports, and the newest. Each runs in a throwaway copy of the
-// checkout whose go.mod is moved to that release with go get, so the
-// checkout's go.mod stays as it is:
+// releases of cilium/ebpf than the one go.mod requires (the oldest it
+// supports, which make test's own go test covers), such as the newest.
+// Each runs in a throwaway copy of the checkout whose go.mod is moved to
+// that release with go get, so the checkout's go.mod stays as it is:
 //
-//	ciliumcompat -versions v0.20.0,latest
+//	ciliumcompat -versions v0.21.0,latest
 //
 // In each copy: go test ./ringbuf ./perf on this host (their tests skip
 // where BPF is missing), and go vet of both, tests included, for
