@@ -13,17 +13,7 @@ import (
 )
 
 // k2uKnobs are the kernel-to-user benchmarks' settings, from the
-// environment:
-//
-//	K2U_SIZES      event sizes of the producer sweep (16,80,256,1024,4096)
-//	K2U_E2E_SIZES  event sizes end to end (80,1024)
-//	K2U_DURATION   how long each end-to-end row produces (1s)
-//	K2U_RATES      end to end: producer rates in events/s, 0 for flat
-//	               out (0,100000,1000000); at a fixed rate every reader
-//	               delivers the same events, so their CPU compares
-//	K2U_RING       end to end: ring buffer bytes; perf gets as much in all,
-//	               split over the CPUs (33554432)
-//	K2U_QUEUE      end to end: queue entries (65536)
+// environment (K2U_*, internal/benchfamily/k2u.go).
 type k2uKnobs struct {
 	sizes, e2eSizes []int
 	rates           []int
@@ -34,14 +24,14 @@ type k2uKnobs struct {
 func k2uEnv(t testing.TB) k2uKnobs {
 	t.Helper()
 	k := k2uKnobs{
-		sizes:    xdpInts(t, "K2U_SIZES", []int{16, 80, 256, 1024, 4096}),
-		e2eSizes: xdpInts(t, "K2U_E2E_SIZES", []int{80, 1024}),
-		rates:    xdpInts(t, "K2U_RATES", []int{0, 100000, 1000000}),
-		duration: xdpDuration(t, "K2U_DURATION", time.Second),
-		ring:     xdpInt(t, "K2U_RING", 32<<20),
-		queue:    xdpInt(t, "K2U_QUEUE", 1<<16),
+		sizes:    knobInts(t, "K2U_SIZES"),
+		e2eSizes: knobInts(t, "K2U_E2E_SIZES"),
+		rates:    knobInts(t, "K2U_RATES"),
+		duration: knobDuration(t, "K2U_DURATION"),
+		ring:     knobInt(t, "K2U_RING"),
+		queue:    knobInt(t, "K2U_QUEUE"),
 	}
-	if xdpSmoke() && os.Getenv("K2U_DURATION") == "" {
+	if smokeRun() && os.Getenv("K2U_DURATION") == "" {
 		// make test's smoke run: every row for a moment, not a second.
 		k.duration = 50 * time.Millisecond
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ebpf-zc/ebpf/internal/progs"
 	"github.com/ebpf-zc/ebpf/internal/ringmodel"
 	"github.com/ebpf-zc/ebpf/internal/ringsbench"
 )
@@ -71,4 +72,29 @@ func ringsRow(b *testing.B, cfg ringsbench.Config) {
 	// What the wall clock saw, other processes on the CPUs included.
 	b.ReportMetric(float64(produced)/b.Elapsed().Seconds()/1e6, "wall-Mevents/s")
 	b.ReportMetric(100*float64(dropped)/float64(produced), "lost-%")
+}
+
+// ringsKnobs are BenchmarkRings' settings, from the environment
+// (RINGS_*, internal/benchfamily/rings.go).
+type ringsKnobs struct {
+	sizes, producers []int
+	ring             int
+}
+
+func ringsEnv(t testing.TB) ringsKnobs {
+	t.Helper()
+	return ringsKnobs{
+		sizes:     knobInts(t, "RINGS_SIZES"),
+		producers: knobInts(t, "RINGS_PRODUCERS"),
+		ring:      knobInt(t, "RINGS_RING"),
+	}
+}
+
+// ringsFlags are the wake-up policies compared, by the names the rows use.
+var ringsFlags = []struct {
+	name  string
+	flags uint64
+}{
+	{"0", 0},
+	{"no_wakeup", progs.NoWakeup},
 }

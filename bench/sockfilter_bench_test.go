@@ -3,8 +3,10 @@
 package bench
 
 import (
+	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
@@ -114,4 +116,26 @@ func sockfilterRow(b *testing.B, filter bool, cfg sockfilterbench.Config) {
 func skipWithoutSocketFilters(b *testing.B, err error) {
 	b.Helper()
 	bpftest.SkipIfUnavailable(b, err, "BPF maps and socket filters, which the socket filter benchmark needs,")
+}
+
+// sockfilterKnobs are the socket filter benchmark's settings, from the
+// environment (SOCKF_*, internal/benchfamily/sockfilter.go).
+type sockfilterKnobs struct {
+	bad, payloads, recvs []int
+	duration             time.Duration
+}
+
+func sockfilterEnv(t testing.TB) sockfilterKnobs {
+	t.Helper()
+	k := sockfilterKnobs{
+		bad:      knobInts(t, "SOCKF_BAD"),
+		payloads: knobInts(t, "SOCKF_PAYLOADS"),
+		recvs:    knobInts(t, "SOCKF_RECVS"),
+		duration: knobDuration(t, "SOCKF_DURATION"),
+	}
+	if smokeRun() && os.Getenv("SOCKF_DURATION") == "" {
+		// make test's smoke run: every row for a moment.
+		k.duration = 50 * time.Millisecond
+	}
+	return k
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"testing"
 
+	"github.com/ebpf-zc/ebpf/internal/benchfamily"
 	"github.com/ebpf-zc/ebpf/internal/drainbench"
 	"github.com/ebpf-zc/ebpf/internal/perfdrain"
 )
@@ -13,9 +14,9 @@ import (
 // The buffer size and the event sizes can be set by flag or, for runs
 // that cannot pass flags (make, the VM runner), by environment variable.
 var (
-	benchBuffer = flag.Int("perf.buffer", drainbench.EnvInt("PERF_BENCH_BUFFER", 16<<20),
+	benchBuffer = flag.Int("perf.buffer", benchfamily.MustInt("PERF_BENCH_BUFFER"),
 		"per-CPU buffer size in bytes for the perf drain benchmark (env PERF_BENCH_BUFFER)")
-	benchSizes = flag.String("perf.sizes", drainbench.EnvString("PERF_BENCH_SIZES", drainbench.DefaultSizes),
+	benchSizes = flag.String("perf.sizes", benchfamily.MustText("PERF_BENCH_SIZES"),
 		"comma-separated event sizes for the perf drain benchmark (env PERF_BENCH_SIZES)")
 )
 

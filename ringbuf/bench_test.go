@@ -10,6 +10,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/ebpf-zc/ebpf/internal/benchfamily"
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/drainbench"
 	"github.com/ebpf-zc/ebpf/internal/drainbench/ours"
@@ -20,9 +21,9 @@ import (
 // The ring size and the event sizes can be set by flag or, for runs that
 // cannot pass flags (make, the VM runner), by environment variable.
 var (
-	benchRing = flag.Int("ringbuf.ring", drainbench.EnvInt("RINGBUF_BENCH_RING", 256<<20),
+	benchRing = flag.Int("ringbuf.ring", benchfamily.MustInt("RINGBUF_BENCH_RING"),
 		"ring buffer size in bytes for the ringbuf benchmarks (env RINGBUF_BENCH_RING)")
-	benchSizes = flag.String("ringbuf.sizes", drainbench.EnvString("RINGBUF_BENCH_SIZES", drainbench.DefaultSizes),
+	benchSizes = flag.String("ringbuf.sizes", benchfamily.MustText("RINGBUF_BENCH_SIZES"),
 		"comma-separated event sizes, or 'sweep' for 80..2048 in steps of 16 (env RINGBUF_BENCH_SIZES)")
 )
 

@@ -17,6 +17,7 @@ import (
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/ebpf-zc/ebpf/internal/benchfamily"
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/drainbench"
 	"github.com/ebpf-zc/ebpf/internal/libbpfwrite"
@@ -28,7 +29,7 @@ import (
 // BenchmarkRead does; its ring is its own: 4 MiB by default, so that what
 // is written is still in the cache (L3) when the kernel drains it, and
 // the benchmark measures the protocol rather than the memory.
-var writeRing = flag.Int("ringbuf.writering", drainbench.EnvInt("RINGBUF_WRITE_RING", 4<<20),
+var writeRing = flag.Int("ringbuf.writering", benchfamily.MustInt("RINGBUF_WRITE_RING"),
 	"user ring buffer size in bytes for BenchmarkWrite (env RINGBUF_WRITE_RING)")
 
 // batchWriter writes count records numbered from first: the record's

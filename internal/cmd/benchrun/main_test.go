@@ -3,129 +3,72 @@
 package main
 
 import (
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/ebpf-zc/ebpf/internal/drainbench/ours"
-	"github.com/ebpf-zc/ebpf/internal/perfdrain"
+	"github.com/ebpf-zc/ebpf/internal/benchfamily"
 )
 
-func TestParseGoTest(t *testing.T) {
-	p, err := parseGoTest(strings.Fields(`taskset -c 1 go test -tags libbpf -run ^$ -bench BenchmarkRead$|BenchmarkEndToEnd$ -benchtime 50ms -count 6 ./ringbuf/`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.count != 6 || p.benchtime != 50*time.Millisecond || !p.libbpf {
-		t.Errorf("got %+v", p)
-	}
-	if !p.bench.MatchString("BenchmarkEndToEnd") || p.bench.MatchString("BenchmarkReadX") {
-		t.Errorf("-bench %v", p.bench)
-	}
-	if _, err := parseGoTest([]string{"go", "test", "./..."}); err == nil {
-		t.Error("a command without -bench planned")
-	}
-	p, err = parseGoTest(strings.Fields(`go test -bench=BenchmarkXDP -benchtime=1x -count=3`))
-	if err != nil || p.count != 3 || p.benchtime != 0 {
-		t.Errorf("got %+v, %v", p, err)
-	}
-}
-
-// TestPlanRead checks BenchmarkRead's plan against its loops: sizes from
-// RINGBUF_BENCH_SIZES, our modes and the five references, two touches.
-func TestPlanRead(t *testing.T) {
-	t.Setenv("RINGBUF_BENCH_SIZES", "16,4096")
-	p, err := parseGoTest(strings.Fields(`go test -tags libbpf -bench BenchmarkRead$ -benchtime 50ms -count 6 ./ringbuf/`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl := planFor(p)
-	if want := 2 * (len(ours.Modes) + 5) * 2 * 6; pl.results != want {
-		t.Errorf("%d results planned, want %d", pl.results, want)
-	}
-	if pl.cost <= 0 {
-		t.Errorf("cost %v", pl.cost)
-	}
-}
-
-// TestPlanPerfRead checks that perf's BenchmarkRead, named like
-// ringbuf's, is planned by its own loops: sizes from PERF_BENCH_SIZES,
-// perf's modes, two touches; and only where the command names ./perf
-// (with or without the slash) or ./... .
-func TestPlanPerfRead(t *testing.T) {
-	t.Setenv("RINGBUF_BENCH_SIZES", "16")
-	t.Setenv("PERF_BENCH_SIZES", "16,64,4096")
-	for _, tc := range []struct {
-		cmd  string
-		want int
-	}{
-		{`go test -bench BenchmarkRead$ -benchtime 100ms -count 2 ./perf/`, 3 * len(perfdrain.Modes) * 2 * 2},
-		{`go test -bench BenchmarkRead$ -benchtime 100ms -count 2 ./ringbuf/ ./perf/`,
-			3*len(perfdrain.Modes)*2*2 + 1*(len(ours.Modes)+4)*2*2},
-		{`go test -bench BenchmarkRead$ -benchtime 100ms -count 2 ./perf`, 3 * len(perfdrain.Modes) * 2 * 2},
-		{`go test -bench BenchmarkRead$ -benchtime 100ms -count 2 ./...`,
-			3*len(perfdrain.Modes)*2*2 + 1*(len(ours.Modes)+4)*2*2},
-		{`go test -bench BenchmarkRead$ -benchtime 100ms -count 2`, 0}, // the current directory's: none of ours
-	} {
-		p, err := parseGoTest(strings.Fields(tc.cmd))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := planFor(p).results; got != tc.want {
-			t.Errorf("%s: %d results planned, want %d", tc.cmd, got, tc.want)
-		}
-	}
-}
-
-// TestPlanRounds checks that rounds of -count 1 plan what -count n in
-// one go does, the same results in the same time, for the commands of
-// every target that runs in rounds.
-func TestPlanRounds(t *testing.T) {
-	t.Setenv("RINGBUF_BENCH_SIZES", "16,4096")
-	t.Setenv("PERF_BENCH_SIZES", "64,1024")
-	for _, tc := range []struct {
-		target   string
-		cmds     string // %s is the -count
-		families int    // the top-level benchmarks they run
-	}{
-		{"bench", `go test -bench BenchmarkRead$|BenchmarkEndToEnd$ -benchtime 50ms -count %s ./ringbuf/` +
-			` --- go test -bench BenchmarkWrite$ -benchtime 50ms -count %s ./ringbuf/`, 3},
-		{"bench-perf", `go test -bench BenchmarkRead$ -benchtime 100ms -count %s ./perf/`, 1},
-		{"bench-k2u", `go test -bench BenchmarkProducer$|BenchmarkK2U$ -count %s ./bench/`, 2},
-		{"bench-rings", `go test -bench BenchmarkRings$ -benchtime 1s -count %s ./bench/` +
-			` --- taskset -c 1 go test -bench BenchmarkMultiRecords$ -benchtime 50ms -count %s ./ringbuf/`, 2},
-		{"bench-sockfilter", `go test -bench BenchmarkSocketFilter -benchtime 1x -count %s ./bench/`, 1},
-		{"bench-xdp", `go test -bench BenchmarkXDP -benchtime 1x -count %s ./bench/`, 2},
-	} {
-		t.Run(tc.target, func(t *testing.T) {
-			cmd := func(count string) [][]string {
-				return splitCommands(strings.Fields(strings.ReplaceAll(tc.cmds, "%s", count)))
-			}
-			inRounds, err := planCommands(cmd("1"), 6)
+// TestEveryFamily plans and builds the commands of every family at its
+// defaults: some results, a line a benchmark and one for the rounds, a
+// go test command a run, pinned where the run asks, and the -bench of
+// each run selecting every benchmark it plans.
+func TestEveryFamily(t *testing.T) {
+	o := options{goCmd: "go", pin: "0"}
+	_, tasksetErr := exec.LookPath("taskset")
+	for _, f := range benchfamily.All() {
+		t.Run(f.Name, func(t *testing.T) {
+			rounds, err := f.RoundsNow()
 			if err != nil {
 				t.Fatal(err)
 			}
-			inOne, err := planCommands(cmd("6"), 1)
+			pl, err := f.Plan(false, rounds)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if inRounds.results != inOne.results || inRounds.cost != inOne.cost || inOne.results == 0 {
-				t.Errorf("6 rounds plan %d results in %v, -count 6 %d in %v", inRounds.results, inRounds.cost, inOne.results, inOne.cost)
+			benchmarks := 0
+			for _, r := range f.Runs {
+				benchmarks += len(r.Benchmarks)
+				cmd, err := command(r, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if pinned := cmd[0] == "taskset"; pinned != (r.Pin && tasksetErr == nil) {
+					t.Errorf("%q: pinned %v, want %v", cmd, pinned, r.Pin)
+				}
+				if i := slices.Index(cmd, "-bench"); i < 0 || cmd[i+1] != r.Bench || cmd[len(cmd)-1] != r.Pkg {
+					t.Errorf("%q: not -bench %q on %s", cmd, r.Bench, r.Pkg)
+				}
 			}
-			// A line for each family, and one for the rounds.
-			if want := tc.families + 1; len(inRounds.lines) != want {
-				t.Errorf("plan lines %q, want %d", inRounds.lines, want)
+			if pl.Results == 0 || pl.Cost <= 0 || len(pl.Lines) != benchmarks+min(rounds-1, 1) {
+				t.Errorf("%d results in %v, lines %q", pl.Results, pl.Cost, pl.Lines)
 			}
 		})
 	}
-	if _, err := planCommands(splitCommands(strings.Fields(`go test -bench BenchmarkRead$ -count x ./ringbuf/`)), 2); err == nil {
-		t.Error("a bad -count planned")
+}
+
+// TestMalformedKnob checks that a bad value stops the run before it
+// starts, naming the variable.
+func TestMalformedKnob(t *testing.T) {
+	for env, value := range map[string]string{"SOCKF_BAD": "1,x", "SOCKF_DURATION": "2", "SOCKF_COUNT": "0", "COUNT": "six"} {
+		t.Run(env, func(t *testing.T) {
+			t.Setenv(env, value)
+			f, _ := benchfamily.Named("sockfilter")
+			err := run(f, "test", filepath.Join(t.TempDir(), "out.txt"), options{goCmd: "false"}, false)
+			if err == nil || !strings.Contains(err.Error(), env) {
+				t.Errorf("%s=%s: %v", env, value, err)
+			}
+		})
 	}
 }
 
-func TestSplitCommands(t *testing.T) {
-	got := splitCommands([]string{"go", "test", "---", "taskset", "go", "test", "---"})
-	if len(got) != 2 || strings.Join(got[1], " ") != "taskset go test" {
-		t.Errorf("got %q", got)
+func TestShellQuote(t *testing.T) {
+	got := shellQuote([]string{"benchstat", "-filter", ".name:Read .unit:Mrec/s", "-col", "/mode@(a b)", "it's", "x.txt"})
+	want := `benchstat -filter '.name:Read .unit:Mrec/s' -col '/mode@(a b)' 'it'\''s' x.txt`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

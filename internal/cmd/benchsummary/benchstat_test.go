@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -6,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ebpf-zc/ebpf/internal/benchfamily"
 )
 
 // csvSample is benchstat -format csv output of two touch tables, cut down.
@@ -106,8 +110,12 @@ func TestSummaryFits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ringbuf, err := benchfamily.Named("ringbuf")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out strings.Builder
-	for _, s := range ringbufSections(values, "Read") {
+	for _, s := range familySections(ringbuf, values) {
 		if err := s.render(&out, benchstat, file); err != nil {
 			t.Fatal(err)
 		}
@@ -124,23 +132,22 @@ func TestSummaryFits(t *testing.T) {
 	}
 }
 
-// TestEveryKindFits summarizes each committed reference run with its
-// kind and checks that every line fits 80 columns, the legend above the
+// TestEveryKindFits summarizes each family's committed reference run
+// (its description's Reference) and bench-upstream's with their kinds,
+// and checks that every line fits 80 columns, the legend above the
 // sections too.
 func TestEveryKindFits(t *testing.T) {
 	if n := len([]rune(legend)); n > width {
 		t.Errorf("the legend has %d columns: %q", n, legend)
 	}
 	benchstat := benchstatCommand(t)
-	for kind, file := range map[string]string{
-		"ringbuf":    "ringbuf/read.txt",
-		"perf":       "perf/read.txt",
-		"k2u":        "k2u/k2u.txt",
-		"xdp":        "xdp/xdp.txt",
-		"sockfilter": "sockfilter/sockfilter.txt",
-		"rings":      "rings/rings.txt",
-		"upstream":   "upstream",
-	} {
+	files := map[string]string{"upstream": "upstream"}
+	for _, f := range benchfamily.All() {
+		if f.Reference != "" {
+			files[f.Name] = f.Reference
+		}
+	}
+	for kind, file := range files {
 		t.Run(kind, func(t *testing.T) {
 			var sections []*section
 			path, err := filepath.Abs(filepath.Join("../../../testdata", file))
@@ -158,7 +165,14 @@ func TestEveryKindFits(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				sections = kinds[kind](values)
+				family, err := benchfamily.Named(kind)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sections = familySections(family, values)
+			}
+			if len(sections) == 0 {
+				t.Fatalf("no section in the summary of %s", file)
 			}
 			var out strings.Builder
 			for _, s := range sections {

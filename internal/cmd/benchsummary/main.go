@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command benchsummary prints the one summary a make bench target ends
 // with: for each comparison the target exists for, the multiple of a base
 // that each benchmark reaches, row by row, as benchstat says on the
@@ -7,8 +9,11 @@
 //
 //	benchsummary -kind ringbuf -tables results/ringbuf-tables.txt results/ringbuf.txt
 //
-// Which modes, readers or strategies to show comes from the results file,
-// so a mode added to a benchmark appears without a change here.
+// The kind is a benchmark family (benchrun -list names them), whose
+// description (internal/benchfamily) declares its sections, or upstream,
+// a make bench-upstream directory. Which modes, readers or strategies to
+// show comes from the results file, so a mode added to a benchmark
+// appears without a change here.
 package main
 
 import (
@@ -19,15 +24,17 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/ebpf-zc/ebpf/internal/benchfamily"
 )
 
 func main() {
-	kind := flag.String("kind", "ringbuf", "which target's results: ringbuf, perf, k2u, xdp, sockfilter, rings, or upstream (a bench-upstream directory)")
+	kind := flag.String("kind", "ringbuf", "which target's results: a benchmark family ("+kindNames()+"), or upstream (a bench-upstream directory)")
 	tables := flag.String("tables", "", "the file holding the full benchstat tables, named under the summary")
 	benchstat := flag.String("benchstat", "benchstat", "the benchstat `command` (make builds it from internal/tools)")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: benchsummary -kind ringbuf|perf|k2u|xdp|sockfilter|rings|upstream [-tables file] results.txt|directory")
+		fmt.Fprintln(os.Stderr, "usage: benchsummary -kind "+strings.ReplaceAll(kindNames(), ", ", "|")+"|upstream [-tables file] results.txt|directory")
 		os.Exit(2)
 	}
 	if err := run(*kind, flag.Arg(0), *tables, *benchstat); err != nil {
@@ -46,15 +53,15 @@ func run(kind, file, tables, benchstat string) error {
 			return err
 		}
 	} else {
-		build, ok := kinds[kind]
-		if !ok {
-			return fmt.Errorf("unknown kind %q", kind)
+		family, err := benchfamily.Named(kind)
+		if err != nil {
+			return err
 		}
 		values, err := scanValues(file)
 		if err != nil {
 			return err
 		}
-		sections = build(values)
+		sections = familySections(family, values)
 	}
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
@@ -77,21 +84,23 @@ func run(kind, file, tables, benchstat string) error {
 // legend heads every summary: how to read its cells and verdicts.
 const legend = "Every multiple is benchstat's, significant at p < 0.05; ~ is not; (~2): 2 rows ~"
 
-// benchValues are the values of each key in each benchmark's names, in
-// the order the results file first shows them: values["Read"]["mode"].
-type benchValues map[string]map[string][]string
-
-// has reports whether benchmark bench has value v of key.
-func (b benchValues) has(bench, key, v string) bool { return slices.Contains(b[bench][key], v) }
+// kindNames are the families' names, for the usage.
+func kindNames() string {
+	var names []string
+	for _, f := range benchfamily.All() {
+		names = append(names, f.Name)
+	}
+	return strings.Join(names, ", ")
+}
 
 // scanValues reads the key=value parts of every result's name.
-func scanValues(file string) (benchValues, error) {
+func scanValues(file string) (benchfamily.Values, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	values := benchValues{}
+	values := benchfamily.Values{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	for sc.Scan() {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ebpf-zc/ebpf/internal/benchfamily"
 	"github.com/ebpf-zc/ebpf/internal/drainbench"
 	"github.com/ebpf-zc/ebpf/internal/upstreambench"
 )
@@ -38,8 +39,22 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Tools, "tools", ".cache/tools", "`directory` of the benchstat and benchplot binaries, built from internal/tools (make does)")
 	fs.StringVar(&cfg.Out, "out", "results/upstream", "`directory` for base.txt, head.txt, summary.txt and the plots")
 	fs.StringVar(&cfg.Work, "work", "", "keep the scratch modules in this `directory` (default: a temporary one, removed)")
-	fs.IntVar(&cfg.Count, "count", 6, "runs of each side, interleaved")
-	fs.StringVar(&cfg.BenchTime, "benchtime", "200ms", "go test -benchtime for each benchmark")
+	// The runs and -benchtime default to make bench's (the ringbuf
+	// family's: COUNT, FULL and BENCHTIME from the environment).
+	ringbuf, err := benchfamily.Named("ringbuf")
+	if err != nil {
+		return err
+	}
+	count, err := ringbuf.RoundsNow()
+	if err != nil {
+		return err
+	}
+	benchtime, err := ringbuf.Runs[0].BenchtimeNow()
+	if err != nil {
+		return err
+	}
+	fs.IntVar(&cfg.Count, "count", count, "runs of each side, interleaved (default: make bench's rounds)")
+	fs.StringVar(&cfg.BenchTime, "benchtime", benchtime, "go test -benchtime for each benchmark (default: make bench's)")
 	fs.StringVar(&cfg.Sizes, "sizes", drainbench.DefaultSizes, "event sizes, comma-separated, or sweep")
 	fs.IntVar(&cfg.Ring, "ring", 256<<20, "ring buffer size in bytes, a power of two")
 	fs.StringVar(&pin, "pin", "", "`command` the runs go through, e.g. \"taskset -c 1\"")

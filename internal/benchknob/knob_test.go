@@ -1,0 +1,82 @@
+package benchknob
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestParse reads each kind from the environment and from its default,
+// and checks that a malformed value is an error naming the variable.
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		knob  Knob
+		env   string // "" for the default
+		want  string // the value, printed
+		fails bool
+	}{
+		{Knob{Env: "BENCHKNOB_TEST", Kind: Int, Default: "4096"}, "", "4096", false},
+		{Knob{Env: "BENCHKNOB_TEST", Kind: Int, Default: "4096"}, " 12 ", "12", false},
+		{Knob{Env: "BENCHKNOB_TEST", Kind: Int, Default: "4096"}, "64M", "", true},
+		{Knob{Env: "BENCHKNOB_TEST", Kind: Ints, Default: "0,1,2,4"}, "", "[0 1 2 4]", false},
+		{Knob{Env: "BENCHKNOB_TEST", Kind: Ints, Default: "0,1,2,4"}, "1, 64", "[1 64]", false},
+		{Knob{Env: "BENCHKNOB_TEST", Kind: Ints, Default: "0,1,2,4"}, "1,,2", "", true},
+		{Knob{Env: "BENCHKNOB_TEST", Kind: Duration, Default: "2s"}, "", "2s", false},
+		{Knob{Env: "BENCHKNOB_TEST", Kind: Duration, Default: "2s"}, "200ms", "200ms", false},
+		{Knob{Env: "BENCHKNOB_TEST", Kind: Duration, Default: "2s"}, "2", "", true},
+		{Knob{Env: "BENCHKNOB_TEST", Kind: Duration, Default: "2s"}, "-1s", "", true},
+		{Knob{Env: "BENCHKNOB_TEST", Kind: Sizes, Default: "16,4096"}, "", "[16 4096]", false},
+		{Knob{Env: "BENCHKNOB_TEST", Kind: Sizes, Default: "16,4096"}, "12", "", true},
+		{Knob{Env: "BENCHKNOB_TEST", Kind: Text, Default: ""}, "generic", "generic", false},
+		{Knob{Env: "BENCHKNOB_TEST", Kind: Ints, Default: "1, 2 and every CPU", Compute: func() string { return "1,2" }}, "", "[1 2]", false},
+	} {
+		t.Setenv("BENCHKNOB_TEST", tc.env)
+		var got any
+		var err error
+		switch tc.knob.Kind {
+		case Int:
+			got, err = tc.knob.Int()
+		case Ints:
+			got, err = tc.knob.Ints()
+		case Duration:
+			var d time.Duration
+			d, err = tc.knob.Duration()
+			got = d.String()
+		case Sizes:
+			got, err = tc.knob.Sizes()
+		case Text:
+			got, err = tc.knob.Text()
+		}
+		if check := tc.knob.Check(); (check != nil) != (err != nil) {
+			t.Errorf("%s=%q: Check says %v, the read %v", tc.knob.Env, tc.env, check, err)
+		}
+		switch {
+		case tc.fails && (err == nil || !strings.Contains(err.Error(), "BENCHKNOB_TEST=")):
+			t.Errorf("%s %q: got %v, %v; want an error naming the variable", tc.knob.Kind, tc.env, got, err)
+		case !tc.fails && (err != nil || fmt.Sprint(got) != tc.want):
+			t.Errorf("%s %q: got %v, %v; want %s", tc.knob.Kind, tc.env, got, err, tc.want)
+		}
+	}
+}
+
+// TestKindMismatch checks that a knob read as another kind is an error,
+// not a silent parse.
+func TestKindMismatch(t *testing.T) {
+	k := Knob{Env: "BENCHKNOB_TEST", Kind: Ints, Default: "1,2"}
+	if _, err := k.Int(); err == nil {
+		t.Error("a list read as an integer")
+	}
+	if n, err := k.Count(); err != nil || n != 2 {
+		t.Errorf("Count: %d, %v", n, err)
+	}
+}
+
+// TestBadDefault checks that a malformed default says it is the default.
+func TestBadDefault(t *testing.T) {
+	t.Setenv("BENCHKNOB_TEST", "")
+	err := Knob{Env: "BENCHKNOB_TEST", Kind: Int, Default: "many"}.Check()
+	if err == nil || !strings.Contains(err.Error(), "default") {
+		t.Errorf("got %v", err)
+	}
+}
