@@ -14,7 +14,7 @@ type Batch struct {
 	limit    uint64 // the walk ends at the first record boundary from here
 	producer uint64 // producer position when claimed
 	holding  bool
-	ahead    header // what the look-ahead loads read
+	ahead    header // what the look-ahead and stream loads read
 }
 
 // Ring is where the batch's records come from, as Record.Ring.
@@ -46,6 +46,7 @@ func (b *Batch) walk(lookAhead bool) iter.Seq[[]byte] {
 			if lookAhead && total >= lookAheadMinStep {
 				ahead |= area.headerAt(p + lookAheadRecords*total)
 			}
+			ahead |= header(area.loadLines(p, total, walkStreamMax))
 			next := p + total
 			if !h.discarded() {
 				b.pos = next

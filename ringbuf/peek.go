@@ -67,7 +67,7 @@ func (r *Reader) peekNextLocked(rec *Record) bool {
 		return false
 	}
 	end := pos + h.total()
-	v.lines = c.ring.loadLines(pos, h.total())
+	v.lines = c.ring.loadLines(pos, h.total(), streamMax)
 	c.publishedPos = pos // Consume published it
 	c.claims.Skip(end)
 	v.ticket++

@@ -353,7 +353,7 @@ func TestLoadProducerWhileConsumerMoves(t *testing.T) {
 
 // TestLoadLines checks which words a peek's loadLines reads: one in each
 // cache line of the record after the header's, wrapping at the end of the
-// data area, and none for records outside (streamMin, streamMax].
+// data area, and none for records outside (streamMin, max].
 func TestLoadLines(t *testing.T) {
 	const size = 4096
 	mem := make([]uint32, size/4)
@@ -362,21 +362,24 @@ func TestLoadLines(t *testing.T) {
 	}
 	area := dataArea{data: unsafe.Pointer(&mem[0]), mask: size - 1}
 	for _, tc := range []struct {
-		pos, total uint64
-		want       uint32
+		pos, total, max uint64
+		want            uint32
 	}{
-		{pos: 0, total: streamMax, want: 1<<1 | 1<<2 | 1<<3 | 1<<4},
-		{pos: 56, total: streamMax, want: 1<<1 | 1<<2 | 1<<3 | 1<<4},
-		{pos: 64, total: streamMin + 8, want: 1<<2 | 1<<3},
-		{pos: 64, total: 3*64 + 8, want: 1<<2 | 1<<3 | 1<<4},
-		{pos: size - 8, total: streamMax, want: 1<<0 | 1<<1 | 1<<2 | 1<<3}, // wraps
-		{pos: 3*size + 1024, total: streamMax, want: 1<<17 | 1<<18 | 1<<19 | 1<<20},
-		{pos: 0, total: streamMin},
-		{pos: 0, total: streamMax + 8},
-		{pos: 0, total: 16},
+		{pos: 0, total: streamMax, max: streamMax, want: 1<<1 | 1<<2 | 1<<3 | 1<<4},
+		{pos: 56, total: streamMax, max: streamMax, want: 1<<1 | 1<<2 | 1<<3 | 1<<4},
+		{pos: 64, total: streamMin + 8, max: streamMax, want: 1<<2 | 1<<3},
+		{pos: 64, total: 3*64 + 8, max: streamMax, want: 1<<2 | 1<<3 | 1<<4},
+		{pos: size - 8, total: streamMax, max: streamMax, want: 1<<0 | 1<<1 | 1<<2 | 1<<3}, // wraps
+		{pos: 3*size + 1024, total: streamMax, max: streamMax, want: 1<<17 | 1<<18 | 1<<19 | 1<<20},
+		{pos: 0, total: streamMin, max: streamMax},
+		{pos: 0, total: streamMax + 8, max: streamMax},
+		{pos: 0, total: 16, max: streamMax},
+		{pos: 64, total: streamMin + 8, max: walkStreamMax, want: 1<<2 | 1<<3},
+		{pos: 64, total: walkStreamMax, max: walkStreamMax, want: 1<<2 | 1<<3},
+		{pos: 64, total: walkStreamMax + 8, max: walkStreamMax},
 	} {
-		if got := area.loadLines(tc.pos, tc.total); got != tc.want {
-			t.Errorf("loadLines(%d, %d) = %#x, want %#x", tc.pos, tc.total, got, tc.want)
+		if got := area.loadLines(tc.pos, tc.total, tc.max); got != tc.want {
+			t.Errorf("loadLines(%d, %d, %d) = %#x, want %#x", tc.pos, tc.total, tc.max, got, tc.want)
 		}
 	}
 }
