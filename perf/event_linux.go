@@ -18,8 +18,9 @@ func supported() error { return nil }
 
 // openEvent opens a CPU's PERF_COUNT_SW_BPF_OUTPUT event sampling raw
 // data, all bpf_perf_event_output accepts (kernel/trace/bpf_trace.c),
-// enabled. An offline CPU fails with ENODEV.
-func openEvent(cpu int, opts ReaderOptions) (int, error) {
+// enabled, waking a reader every wakeupEvents records or, if that is 0,
+// every watermark bytes (ReaderOptions). An offline CPU fails with ENODEV.
+func openEvent(cpu, wakeupEvents, watermark int, overwritable bool) (int, error) {
 	attr := unix.PerfEventAttr{
 		Type:        unix.PERF_TYPE_SOFTWARE,
 		Config:      unix.PERF_COUNT_SW_BPF_OUTPUT,
@@ -27,13 +28,13 @@ func openEvent(cpu int, opts ReaderOptions) (int, error) {
 	}
 	attr.Size = uint32(unsafe.Sizeof(attr))
 	switch {
-	case opts.WakeupEvents > 0:
-		attr.Wakeup = uint32(opts.WakeupEvents) // wake every n records
+	case wakeupEvents > 0:
+		attr.Wakeup = uint32(wakeupEvents) // wake every n records
 	default:
 		attr.Bits |= unix.PerfBitWatermark // wake every n bytes
-		attr.Wakeup = uint32(max(opts.Watermark, 1))
+		attr.Wakeup = uint32(max(watermark, 1))
 	}
-	if opts.Overwritable {
+	if overwritable {
 		attr.Bits |= unix.PerfBitWriteBackward
 	}
 	fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)

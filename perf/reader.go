@@ -10,38 +10,9 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	upstreamringbuf "github.com/cilium/ebpf/ringbuf"
 
 	"github.com/ebpf-zc/ebpf/internal/epoll"
 )
-
-var (
-	// ErrClosed is returned by reads and iterations on a closed Reader:
-	// cilium/ebpf's perf.ErrClosed (os.ErrClosed).
-	ErrClosed = os.ErrClosed
-	// ErrFlushed ends a read or iteration that Flush interrupted, once the
-	// buffers are empty: cilium/ebpf's perf.ErrFlushed (its ringbuf's).
-	ErrFlushed = upstreamringbuf.ErrFlushed
-	// ErrMustBePaused is returned by reads of an overwritable Reader that
-	// is not paused (cilium/ebpf returns an unexported error).
-	ErrMustBePaused = errors.New("perf: an overwritable buffer must be paused before it is read")
-)
-
-// Record is a sample or a count of lost samples read from a CPU's buffer.
-type Record struct {
-	// CPU is the CPU whose buffer held the record.
-	CPU int
-	// RawSample is the data passed to bpf_perf_event_output and the
-	// kernel's padding, as cilium/ebpf hands it out: a copy from Read and
-	// ReadInto, a view from Records; empty in a record of lost samples.
-	RawSample []byte
-	// LostSamples is the number of samples the kernel could not place in
-	// the full buffer; non-zero only in a record of lost samples.
-	LostSamples uint64
-	// Remaining is the minimum number of bytes left in the CPU's buffer
-	// after it; -1 for overwritable buffers.
-	Remaining int
-}
 
 // ReaderOptions control the perf events a Reader opens, as cilium/ebpf's.
 type ReaderOptions struct {
@@ -132,7 +103,7 @@ func openEvents(array *ebpf.Map, pages int, opts ReaderOptions) (*resources, []*
 		return res, nil, err
 	}
 	for cpu := range int(array.MaxEntries()) {
-		fd, err := openEvent(cpu, opts)
+		fd, err := openEvent(cpu, opts.WakeupEvents, opts.Watermark, opts.Overwritable)
 		if errOffline(err) {
 			continue
 		}
@@ -182,20 +153,4 @@ func (r *Reader) Resume() error { return r.setPaused(false, "resume") }
 // map stays open.
 func (r *Reader) Close() error {
 	return r.core.Close(func() error { return r.res.putEntries(false) })
-}
-
-// unknownEventError is a record of a type a Reader does not know.
-type unknownEventError struct {
-	eventType uint32
-}
-
-func (e *unknownEventError) Error() string {
-	return fmt.Sprintf("unknown event type: %d", e.eventType)
-}
-
-// IsUnknownEvent reports whether err says a record of a type other than a
-// sample or lost samples was read and consumed; reading may go on.
-func IsUnknownEvent(err error) bool {
-	var e *unknownEventError
-	return errors.As(err, &e)
 }

@@ -79,11 +79,6 @@ func (r *Reader) Batches() iter.Seq2[*Batch, error] {
 	return r.batches
 }
 
-// Batches is Reader.Batches over every ring (Batch.Ring).
-func (mr *MultiReader) Batches() iter.Seq2[*Batch, error] {
-	return mr.batches
-}
-
 func (e *engine) batches(yield func(*Batch, error) bool) {
 	l := &batchLoop{e: e}
 	e.core.Loop(l, func(err error) bool {
@@ -92,4 +87,57 @@ func (e *engine) batches(yield func(*Batch, error) bool) {
 		}
 		return yield(&l.Batch, nil)
 	})
+}
+
+// batchLoop is a loop's Batch as readers.Engine.Loop sees it.
+type batchLoop struct {
+	e *engine
+	Batch
+}
+
+// Claim claims a batch of ring i.
+func (l *batchLoop) Claim(i int, alone bool) (ok, busy bool, err error) {
+	e, c := l.e, &l.e.consumers[i]
+	var cl claim
+	if c.err == nil {
+		cl, ok, busy = c.claimBatch(alone)
+	}
+	if c.err != nil || !ok {
+		return false, busy, e.ringErr(i, c.err)
+	}
+	l.Batch = Batch{
+		ring:     c.ring,
+		index:    i,
+		claim:    cl,
+		pos:      cl.Start,
+		limit:    min(cl.End, cl.Start+c.batchBytes),
+		producer: c.producerPos,
+		holding:  true,
+	}
+	if e.keys != nil {
+		l.key = e.keys[i]
+	}
+	return true, false, nil
+}
+
+// Finish ends the loop's batch, if it holds one. A walk that stopped at
+// a corrupt record leaves the ring's error; one that read nothing before a
+// busy record is stalled.
+func (l *batchLoop) Finish() (stalled bool) {
+	if !l.holding {
+		return false
+	}
+	e, b := l.e, &l.Batch
+	c := &e.consumers[b.index]
+	b.holding = false
+	if b.pos < b.limit && !e.core.Freed() {
+		switch h := c.ring.headerAt(b.pos); {
+		case h.busy():
+			stalled = b.pos == b.claim.Start
+		case h.total() > b.claim.End-b.pos && c.err == nil:
+			c.err = c.ring.corrupt(b.pos, b.claim.End, h)
+		}
+	}
+	e.core.EndClaimLocked(b.index, &c.claims, b.claim, b.pos)
+	return stalled
 }

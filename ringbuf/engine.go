@@ -18,13 +18,8 @@ type engine struct {
 	core      readers.Engine
 	consumers []consumer
 	keys      []int    // Record.Ring of each consumer's ring (MultiReader); nil for a Reader
-	peek      peekView // the Reader's (peek.go)
+	peek      peekView // the Reader's peeked record (view.go)
 }
-
-type (
-	claim     = readers.Claim
-	waitState = readers.WaitState
-)
 
 // resources are what an engine holds outside Go's heap. free runs once
 // the engine is closed and idle, and keeps the consumer pages
@@ -141,138 +136,22 @@ func (e *engine) ringErr(i int, err error) error {
 	return fmt.Errorf("ring %d: %w", e.keys[i], err)
 }
 
-// consumer is one ring's claims and what the kernel was told of them.
-type consumer struct {
-	ring         *ring
-	claims       readers.Claims
-	producerPos  uint64 // producer position last loaded
-	publishedPos uint64 // consumer position the kernel has from us
-	batchBytes   uint64
-	err          error // sticky
+// publishLocked tells the kernel ring i's consumer position; the peek's
+// fast view (view.go) decides for ring 0 while one is out.
+func (e *engine) publishLocked(i int) {
+	if i == 0 && e.peek.fast {
+		e.publishPastPeekLocked()
+		return
+	}
+	e.consumers[i].publish()
 }
 
-func newConsumer(rg *ring, pos uint64) consumer {
-	return consumer{
-		ring:         rg,
-		claims:       readers.NewClaims(pos),
-		producerPos:  pos,
-		publishedPos: pos,
-		batchBytes:   readers.BatchBytes(rg.size),
-	}
+// publishPastPeekLocked is publishLocked for ring 0 while a fast view is out.
+func (e *engine) publishPastPeekLocked() {
+	e.peek.publishPastLocked(&e.consumers[0], &e.core)
 }
 
-// publish tells the kernel the consumer position.
-func (c *consumer) publish() {
-	if pos := c.claims.ConsumerPos(); pos != c.publishedPos {
-		c.ring.publishConsumer(pos)
-		c.publishedPos = pos
-	}
-}
-
-// produced reports whether records lie past the claim position, loading
-// the producer position once the last is used up (a corrupt one: c.err).
-func (c *consumer) produced() bool {
-	if c.claims.Pos() == c.producerPos && c.err == nil {
-		producer, err := c.ring.loadProducer(c.claims.ConsumerPos())
-		if err != nil {
-			c.err = err
-			return false
-		}
-		c.producerPos = producer
-	}
-	return c.claims.Pos() != c.producerPos
-}
-
-// ready reports whether a claim could find records.
-func (c *consumer) ready() bool {
-	return c.claims.HasReturned() || c.produced()
-}
-
-// readyRecord finds the committed, kept record at the claim position if
-// no claim is out (nothing is unpublished): ReadInto's and PeekInto's
-// common case, without claimOne's scan; small enough to inline (cost 79).
-func (c *consumer) readyRecord() (pos uint64, h header, ok bool) {
-	pos = c.claims.Pos()
-	if !c.claims.Empty() || pos == c.producerPos {
-		return pos, 0, false // the producer position is refreshed on the slow path
-	}
-	h = c.ring.headerAt(pos)
-	return pos, h, h&(busyBit|discardBit) == 0 && h.total() <= c.producerPos-pos
-}
-
-// scan walks [pos, end) to the first kept record (one), or until budget
-// bytes hold one; it stops before a busy record and at a corrupt one
-// (c.err). recPos and recLen name the last kept one.
-func (c *consumer) scan(pos, end, budget uint64, one bool) (next, recPos uint64, recLen uint32, found, busy bool) {
-	for next = pos; next < end; {
-		h := c.ring.headerAt(next)
-		if h.busy() {
-			return next, recPos, recLen, found, true
-		}
-		total := h.total()
-		if total > end-next {
-			c.err = c.ring.corrupt(next, end, h)
-			return next, recPos, recLen, found, false
-		}
-		if !h.discarded() {
-			recPos, recLen, found = next, h.length(), true
-		}
-		next += total
-		if found && (one || next-pos >= budget) {
-			break
-		}
-	}
-	return next, recPos, recLen, found, false
-}
-
-// claimOne claims the next kept record and the discarded ones before it,
-// held if hold, else consumed (copied under the mutex).
-func (c *consumer) claimOne(hold bool) (cl claim, recPos uint64, recLen uint32, ok, busy bool) {
-	for r, some := c.claims.Returned(); some; r, some = c.claims.Returned() {
-		next, pos, length, found, busy := c.scan(r.Start, r.End, 0, true)
-		if next > r.Start {
-			cl = c.claims.Take(r.Start, next, hold && found)
-		}
-		if found {
-			return cl, pos, length, true, false
-		}
-		if next < r.End { // busy or corrupt
-			return claim{}, 0, 0, false, busy
-		}
-	}
-	if !c.produced() {
-		return claim{}, 0, 0, false, false
-	}
-	next, pos, length, found, busy := c.scan(c.claims.Pos(), c.producerPos, 0, true)
-	switch {
-	case !found:
-		c.claims.Skip(next) // discarded records before a busy one
-		return claim{}, 0, 0, false, busy
-	case hold:
-		cl = c.claims.Hold(next)
-	default:
-		cl = claim{Start: c.claims.Pos(), End: next}
-		c.claims.Skip(next)
-	}
-	return cl, pos, length, true, false
-}
-
-// claimBatch claims a returned claim whole, else what is produced: all of
-// it if alone, else up to batchBytes.
-func (c *consumer) claimBatch(alone bool) (cl claim, ok, busy bool) {
-	if r, some := c.claims.Returned(); some {
-		return c.claims.Take(r.Start, r.End, true), true, false
-	}
-	if !c.produced() {
-		return claim{}, false, false
-	}
-	next := c.producerPos
-	if !alone {
-		start := c.claims.Pos()
-		next, _, _, _, busy = c.scan(start, next, c.batchBytes, false)
-		if next == start {
-			return claim{}, false, busy
-		}
-	}
-	return c.claims.Hold(next), true, false
+// settlePeekLocked is peekView.settleLocked for the engine's view.
+func (e *engine) settlePeekLocked(takeOver bool) bool {
+	return e.peek.settleLocked(&e.consumers[0], &e.core, takeOver)
 }

@@ -131,3 +131,8 @@ func (mr *MultiReader) Close() error { return mr.core.Close(nil) }
 func (mr *MultiReader) Records() iter.Seq2[*Record, error] {
 	return mr.records
 }
+
+// Batches is Reader.Batches over every ring (Batch.Ring).
+func (mr *MultiReader) Batches() iter.Seq2[*Batch, error] {
+	return mr.batches
+}

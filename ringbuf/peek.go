@@ -2,32 +2,7 @@ package ringbuf
 
 import (
 	"fmt"
-	"sync/atomic"
 )
-
-// peekView is the Reader's peeked view, under the engine's mutex but for
-// consumeTicket and ended. A fast view is not listed in the claims: Consume ends
-// it without the mutex, or a holder that cannot wait takes it over
-// (docs/architecture.md, "Peek view and fast Consume").
-type peekView struct {
-	peeking bool   // a PeekInto is in progress, or its view is held
-	held    bool   // PeekInto handed out a view not yet consumed
-	fast    bool   // held, unlisted, and Consume may end it without the mutex
-	lines   uint32 // what loadLines read, kept (in the bools' padding)
-	claim   claim
-	ticket  uint64 // ended when the fast view was handed out
-
-	consumeTicket consumeTicket // the peeking goroutine's: PeekInto writes it, Consume reads it
-	// ended counts fast views: +1 when Consume ends one, +2 when the mutex
-	// takes one over. It only grows, so a stale ticket never matches.
-	ended atomic.Uint64
-}
-
-// consumeTicket is what Consume needs to end a fast view without the mutex.
-type consumeTicket struct {
-	fast        bool
-	ticket, end uint64
-}
 
 // Peek returns the next record without consuming it. See PeekInto.
 func (r *Reader) Peek() (Record, error) {
@@ -167,50 +142,4 @@ func (r *Reader) consumeLocked() error {
 	c.publish()
 	r.core.UserDoneLocked(0, gaveBack)
 	return r.core.FreeIfUnusedLocked()
-}
-
-// settlePeekLocked reports whether no fast view is out. A fast view that
-// Consume ended is settled; with takeOver, one still held is listed as a
-// held claim, for Consume to end under the mutex.
-func (e *engine) settlePeekLocked(takeOver bool) bool {
-	v := &e.peek
-	if !v.fast {
-		return true
-	}
-	c := &e.consumers[0]
-	if v.ended.Load() != v.ticket+1 {
-		if !takeOver {
-			return false
-		}
-		if v.ended.CompareAndSwap(v.ticket, v.ticket+2) {
-			v.fast = false
-			c.claims.Restore(v.claim)
-			return true
-		}
-		// Consume ended it meanwhile: only its compare-and-swap moves ended.
-	}
-	v.peeking, v.held, v.fast = false, false, false
-	c.publishedPos = v.claim.End // Consume published it
-	e.core.UserDoneLocked(0, false)
-	c.publish()
-	return true
-}
-
-// publishLocked tells the kernel ring i's consumer position, unless a
-// fast view holds it: one with records after it that could be published
-// is taken over, so that its Consume publishes them.
-func (e *engine) publishLocked(i int) {
-	if i == 0 && e.peek.fast {
-		e.publishPastPeekLocked()
-		return
-	}
-	e.consumers[i].publish()
-}
-
-// publishPastPeekLocked is publishLocked for ring 0 while a fast view is out.
-func (e *engine) publishPastPeekLocked() {
-	c := &e.consumers[0]
-	if e.settlePeekLocked(c.claims.Pos() != e.peek.claim.End || !c.claims.Empty()) {
-		c.publish()
-	}
 }

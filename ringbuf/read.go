@@ -12,7 +12,7 @@ func (r *Reader) Read() (Record, error) {
 // a view; when it returns, the kernel knows the record's space is free.
 func (r *Reader) ReadInto(rec *Record) error {
 	if r.copyOnly != nil {
-		return r.readIntoUpstream(rec)
+		return readIntoUpstream(r.copyOnly, rec)
 	}
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()

@@ -1,48 +1,13 @@
 package ringbuf
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"runtime"
 	"time"
 
 	"github.com/cilium/ebpf"
 	upstream "github.com/cilium/ebpf/ringbuf"
-
-	"github.com/ebpf-zc/ebpf/internal/sentinel"
 )
-
-var (
-	// ErrClosed is returned by reads and iterations on a closed Reader:
-	// cilium/ebpf's ringbuf.ErrClosed (os.ErrClosed).
-	ErrClosed = upstream.ErrClosed
-	// ErrFlushed ends a read or iteration that Flush interrupted, once the
-	// ring is empty: cilium/ebpf's ringbuf.ErrFlushed.
-	ErrFlushed = upstream.ErrFlushed
-	// ErrCorrupt is returned when the ring's positions or a record header
-	// contradict the kernel's layout; the Reader stops at the bad record.
-	// It matches io.ErrUnexpectedEOF, cilium/ebpf's error then.
-	ErrCorrupt error = sentinel.New("ring buffer corrupt", io.ErrUnexpectedEOF)
-	// ErrNotPeeked is returned by Consume when no record is peeked.
-	ErrNotPeeked = errors.New("no record peeked")
-	// ErrConcurrentPeek is returned by PeekInto while another PeekInto runs
-	// or a peeked record is not yet consumed; nothing is read or consumed.
-	ErrConcurrentPeek = errors.New("concurrent use of Peek: a record is peeked or being peeked")
-)
-
-// Record is a sample read from the ring buffer.
-type Record struct {
-	// RawSample is the record's payload: a copy from Read and ReadInto, a
-	// view of the ring from Peek, PeekInto and Records, valid as they say.
-	RawSample []byte
-	// Remaining is the minimum number of bytes left in the ring after it.
-	Remaining int
-	// Ring is the ring of a MultiReader's record: its map's index in
-	// NewMultiReader's list, or its key in the map of maps; 0 from a Reader.
-	Ring int
-}
 
 // Reader reads records from a BPF_MAP_TYPE_RINGBUF map.
 //
@@ -72,15 +37,17 @@ func NewReader(m *ebpf.Map) (*Reader, error) {
 	return &Reader{engine: e}, nil
 }
 
-// ringSize returns the size of the data area of m, a ring buffer or a
-// user ring buffer (they share the layout), checking that the kernel's
-// rule holds: a power-of-two number of pages.
-func ringSize(m *ebpf.Map) (uint64, error) {
-	size := uint64(m.MaxEntries())
-	if size == 0 || size&(size-1) != 0 || size%uint64(os.Getpagesize()) != 0 {
-		return 0, fmt.Errorf("size %d is not a power-of-two number of pages", size)
+// newUpstreamReader returns a Reader that reads m with cilium/ebpf's
+// ringbuf.Reader (pathUpstream): Read, ReadInto, SetDeadline, Flush,
+// Close, BufferSize and AvailableBytes behave as upstream's; the
+// zero-copy API returns errCopyOnly. Its errors are upstream's, whose
+// sentinels are ours.
+func newUpstreamReader(m *ebpf.Map) (*Reader, error) {
+	rd, err := upstream.NewReader(m)
+	if err != nil {
+		return nil, err // upstream's error says "ringbuf:" already
 	}
-	return size, nil
+	return &Reader{copyOnly: rd}, nil
 }
 
 // BufferSize returns the size of the ring's data area in bytes.

@@ -2,9 +2,11 @@ package ringbuf
 
 import (
 	"fmt"
+	"os"
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/cilium/ebpf"
 	"github.com/ebpf-zc/ebpf/internal/ulong"
 )
 
@@ -179,4 +181,15 @@ func (a dataArea) loadLines(pos, total, max uint64) (kept uint32) {
 func (a dataArea) sample(pos uint64, length uint32) []byte {
 	p := unsafe.Add(a.data, pos&a.mask+headerSize)
 	return unsafe.Slice((*byte)(p), length)
+}
+
+// ringSize returns the size of the data area of m, a ring buffer or a
+// user ring buffer (they share the layout), checking that the kernel's
+// rule holds: a power-of-two number of pages.
+func ringSize(m *ebpf.Map) (uint64, error) {
+	size := uint64(m.MaxEntries())
+	if size == 0 || size&(size-1) != 0 || size%uint64(os.Getpagesize()) != 0 {
+		return 0, fmt.Errorf("size %d is not a power-of-two number of pages", size)
+	}
+	return size, nil
 }

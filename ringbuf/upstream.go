@@ -13,22 +13,10 @@ import (
 var errCopyOnly = fmt.Errorf("zero-copy reads of a %s map (Peek, PeekInto, Consume, Records, Batches, MultiReader): %w",
 	ebpf.WindowsRingBuf, ebpf.ErrNotSupported)
 
-// newUpstreamReader returns a Reader that reads m with cilium/ebpf's
-// ringbuf.Reader: Read, ReadInto, SetDeadline, Flush, Close, BufferSize and
-// AvailableBytes behave as upstream's; the zero-copy API returns
-// errCopyOnly. Its errors are upstream's, whose sentinels are ours.
-func newUpstreamReader(m *ebpf.Map) (*Reader, error) {
-	rd, err := upstream.NewReader(m)
-	if err != nil {
-		return nil, err // upstream's error says "ringbuf:" already
-	}
-	return &Reader{copyOnly: rd}, nil
-}
-
-// readIntoUpstream is ReadInto on pathUpstream.
-func (r *Reader) readIntoUpstream(rec *Record) error {
+// readIntoUpstream is ReadInto on pathUpstream, by rd.
+func readIntoUpstream(rd *upstream.Reader, rec *Record) error {
 	up := upstream.Record{RawSample: rec.RawSample}
-	err := r.copyOnly.ReadInto(&up)
+	err := rd.ReadInto(&up)
 	rec.RawSample, rec.Remaining, rec.Ring = up.RawSample, up.Remaining, 0
 	return err
 }

@@ -1,0 +1,37 @@
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	upstreamringbuf "github.com/cilium/ebpf/ringbuf"
+)
+
+var (
+	// ErrClosed is returned by reads and iterations on a closed Reader:
+	// cilium/ebpf's perf.ErrClosed (os.ErrClosed).
+	ErrClosed = os.ErrClosed
+	// ErrFlushed ends a read or iteration that Flush interrupted, once the
+	// buffers are empty: cilium/ebpf's perf.ErrFlushed (its ringbuf's).
+	ErrFlushed = upstreamringbuf.ErrFlushed
+	// ErrMustBePaused is returned by reads of an overwritable Reader that
+	// is not paused (cilium/ebpf returns an unexported error).
+	ErrMustBePaused = errors.New("perf: an overwritable buffer must be paused before it is read")
+)
+
+// unknownEventError is a record of a type a Reader does not know.
+type unknownEventError struct {
+	eventType uint32
+}
+
+func (e *unknownEventError) Error() string {
+	return fmt.Sprintf("unknown event type: %d", e.eventType)
+}
+
+// IsUnknownEvent reports whether err says a record of a type other than a
+// sample or lost samples was read and consumed; reading may go on.
+func IsUnknownEvent(err error) bool {
+	var e *unknownEventError
+	return errors.As(err, &e)
+}
