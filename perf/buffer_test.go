@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 )
 
 // TestWrapAround: records of odd sizes, written round after round into a
@@ -27,7 +29,7 @@ func TestWrapAround(t *testing.T) {
 	progsBySize := make(map[int]func(int))
 	for _, size := range sizes {
 		p := newProducer(t, m, size)
-		progsBySize[size] = func(n int) { runOn(t, p, testCPUs(t)[0], n) }
+		progsBySize[size] = func(n int) { runOn(t, p, bpftest.CPUs(t)[0], n) }
 	}
 	wrapped, views := 0, 0
 	mem := r.res.mappings[0]
@@ -91,7 +93,7 @@ func TestLostSamples(t *testing.T) {
 			r := newTestReader(t, m, page, ReaderOptions{})
 			const size = 200
 			p := newProducer(t, m, size)
-			cpu := testCPUs(t)[0]
+			cpu := bpftest.CPUs(t)[0]
 			fit := page / (headerSize + 4 + rawLen(size))
 			runOn(t, p, cpu, fit+25)
 			_, dropped, err := p.Counts()
@@ -142,7 +144,7 @@ func TestOverwritable(t *testing.T) {
 			r := newTestReader(t, m, page, ReaderOptions{Overwritable: true})
 			const size = 248 // 256 bytes a record with its header and size
 			p := newProducer(t, m, size)
-			cpu := testCPUs(t)[0]
+			cpu := bpftest.CPUs(t)[0]
 			read := func() (seqs []uint64) {
 				r.SetDeadline(time.Now())
 				if style == "read" {
@@ -218,7 +220,7 @@ func TestPauseResume(t *testing.T) {
 	m := newEventArray(t)
 	r := newTestReader(t, m, 1<<16, ReaderOptions{})
 	p := newProducer(t, m, 16)
-	cpu := testCPUs(t)[0]
+	cpu := bpftest.CPUs(t)[0]
 	if err := r.Resume(); err != nil { // idempotent
 		t.Fatal(err)
 	}

@@ -5,13 +5,12 @@ package perf
 import (
 	"errors"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
-	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 )
 
 // TestConcurrentExactlyOnce: producers of three record sizes, each running
@@ -24,42 +23,28 @@ import (
 func TestConcurrentExactlyOnce(t *testing.T) {
 	const perCPU = 20_000
 	m := newEventArray(t)
-	if err := progs.HaveAtomicFetch(); err != nil {
-		t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
-	}
+	bpftest.SkipUnlessAtomicSequences(t, progs.HaveAtomicFetch)
 	sizes := []int{16, 61, 200}
 	producers := make([]*progs.Producer, len(sizes))
 	for i, size := range sizes {
 		producers[i] = newProducer(t, m, size)
 	}
+	book := bpftest.NewLedger(progs.CheckRecord, rawLen, producers, sizes)
 	r := newTestReader(t, m, 16<<10, ReaderOptions{})
 
 	const readers = 4
 	var (
 		mu       sync.Mutex
-		trackers = make([]seqcheck.Tracker, len(sizes))
 		received [readers]int
-		lost     uint64
 		errs     []error
 	)
+	// deliver books a record, and that reader id had it; book.Check
+	// reports a wrong one.
 	deliver := func(id int, rec *Record) {
+		deliverRecord(book, rec)
 		mu.Lock()
 		defer mu.Unlock()
 		received[id]++
-		if rec.LostSamples > 0 {
-			lost += rec.LostSamples
-			return
-		}
-		i := slices.IndexFunc(sizes, func(size int) bool { return rawLen(size) == len(rec.RawSample) })
-		if i < 0 {
-			t.Errorf("sample of %d bytes: no producer makes that size", len(rec.RawSample))
-			return
-		}
-		seq, err := progs.CheckRecord(rec.RawSample[:sizes[i]], sizes[i], true)
-		if err != nil {
-			t.Error(err)
-		}
-		trackers[i].Add(seq)
 	}
 	loop := func(id int, breaks bool) error {
 		for {
@@ -99,26 +84,9 @@ func TestConcurrentExactlyOnce(t *testing.T) {
 		})
 	}
 
-	produceOnBothCPUs(t, producers, perCPU)
+	bpftest.ProduceOn(t, producers, bpftest.CPUs(t), perCPU, nil)
 	// Everything produced is in the buffers now: wait until it is read.
-	var produced, dropped []uint64
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		produced, dropped = produced[:0], dropped[:0]
-		done := true
-		for i, p := range producers {
-			n, d, err := p.Counts()
-			if err != nil {
-				t.Fatal(err)
-			}
-			produced, dropped = append(produced, n), append(dropped, d)
-			mu.Lock()
-			done = done && trackers[i].Delivered()+d == n
-			mu.Unlock()
-		}
-		if done || time.Now().After(deadline) {
-			break
-		}
+	for deadline := time.Now().Add(10 * time.Second); !book.Complete(t) && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if err := r.Close(); err != nil {
@@ -126,20 +94,11 @@ func TestConcurrentExactlyOnce(t *testing.T) {
 	}
 	reading.Wait()
 
-	var allDropped uint64
-	for i := range producers {
-		if err := trackers[i].Check(produced[i], dropped[i]); err != nil {
-			t.Errorf("%d-byte records: %v", sizes[i], err)
-		}
-		allDropped += dropped[i]
-	}
-	if lost > allDropped {
-		t.Errorf("the kernel reported %d lost samples, the programs dropped %d", lost, allDropped)
-	}
+	book.Check(t)
 	for _, err := range errs {
 		if !errors.Is(err, ErrClosed) {
 			t.Errorf("a reader ended with %v, want ErrClosed", err)
 		}
 	}
-	t.Logf("records per reader %v, %d dropped, %d reported lost", received, allDropped, lost)
+	t.Logf("records per reader %v, %d reported lost", received, book.Lost())
 }

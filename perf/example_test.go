@@ -153,7 +153,7 @@ func ExampleReader_Records() {
 
 func TestExampleOutputs(t *testing.T) {
 	events, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.PerfEventArray})
-	bpftest.SkipIfUnavailable(t, err, "BPF perf event arrays")
+	bpftest.SkipIfNoPerfEventArray(t, err)
 	events.Close()
 
 	exampletest.Run(t, []exampletest.Example{

@@ -3,29 +3,21 @@
 package perf
 
 import (
-	"sync"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/cpustat"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 
-// skipIfNoBPF skips when the kernel refuses BPF itself (no privileges, no
-// support) and fails on any other error.
-func skipIfNoBPF(tb testing.TB, err error) {
-	tb.Helper()
-	bpftest.SkipIfUnavailable(tb, err, "BPF perf event arrays")
-}
-
 func newEventArray(tb testing.TB) *ebpf.Map {
 	tb.Helper()
 	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.PerfEventArray})
-	skipIfNoBPF(tb, err)
+	bpftest.SkipIfNoPerfEventArray(tb, err)
 	tb.Cleanup(func() { m.Close() })
 	return m
 }
@@ -33,7 +25,7 @@ func newEventArray(tb testing.TB) *ebpf.Map {
 func newTestReader(tb testing.TB, m *ebpf.Map, perCPUBuffer int, opts ReaderOptions) *Reader {
 	tb.Helper()
 	r, err := NewReaderWithOptions(m, perCPUBuffer, opts)
-	skipIfNoBPF(tb, err)
+	bpftest.SkipIfNoPerfEventArray(tb, err)
 	tb.Cleanup(func() { r.Close() })
 	return r
 }
@@ -41,7 +33,7 @@ func newTestReader(tb testing.TB, m *ebpf.Map, perCPUBuffer int, opts ReaderOpti
 func newProducer(tb testing.TB, m *ebpf.Map, size int) *progs.Producer {
 	tb.Helper()
 	p, err := progs.NewPerfProducer(progs.PerfSpec{Events: m, Size: size, Pattern: true})
-	skipIfNoBPF(tb, err)
+	bpftest.SkipIfNoPerfEventArray(tb, err)
 	tb.Cleanup(func() { p.Close() })
 	return p
 }
@@ -50,6 +42,21 @@ func newProducer(tb testing.TB, m *ebpf.Map, size int) *progs.Producer {
 // record of size bytes: padded so that its u32 length and it fill whole
 // 8-byte words.
 func rawLen(size int) int { return (size+4+7)&^7 - 4 }
+
+// deliverRecord books rec in ledger, a stream per record size, or the
+// records it says the kernel lost; it returns why a sample is wrong (a
+// size no producer makes, a bad record, one delivered before), which
+// ledger.Check reports too.
+func deliverRecord(ledger *bpftest.Ledger, rec *Record) error {
+	if rec.LostSamples > 0 {
+		ledger.DeliverLost(rec.LostSamples)
+		return nil
+	}
+	if err := ledger.Deliver(-1, rec.RawSample); err != nil {
+		return fmt.Errorf("CPU %d: %w", rec.CPU, err)
+	}
+	return nil
+}
 
 // checkSample checks a sample of a producer of size bytes and returns its
 // sequence number.
@@ -76,46 +83,6 @@ func runOn(tb testing.TB, p *progs.Producer, cpu, n int) {
 	if err := p.RunExactly(n); err != nil {
 		tb.Fatal(err)
 	}
-}
-
-// testCPUs returns up to two CPUs this process may run on: the kernel
-// matrix's VMs have one.
-func testCPUs(tb testing.TB) []int {
-	tb.Helper()
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		tb.Fatal(err)
-	}
-	var cpus []int
-	for cpu := 0; cpu < 1024 && len(cpus) < 2; cpu++ {
-		if set.IsSet(cpu) {
-			cpus = append(cpus, cpu)
-		}
-	}
-	return cpus
-}
-
-// produceOnBothCPUs runs every producer on each of testCPUs at once, runs
-// times each, and returns when all are done.
-func produceOnBothCPUs(t *testing.T, producers []*progs.Producer, runs int) {
-	t.Helper()
-	var producing sync.WaitGroup
-	for _, p := range producers {
-		for _, cpu := range testCPUs(t) {
-			producing.Go(func() {
-				if unpin, err := cpustat.Pin(cpu); err == nil {
-					defer unpin()
-				}
-				for done := 0; done < runs; done += 500 {
-					if err := p.Run(min(500, runs-done)); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			})
-		}
-	}
-	producing.Wait()
 }
 
 // drainNow reads every record there is with ReadInto, deadline now.

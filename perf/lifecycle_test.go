@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 
@@ -21,15 +22,7 @@ func blockedReads(r *Reader) chan error {
 		var rec Record
 		errs <- r.ReadInto(&rec)
 	}()
-	go func() {
-		for _, err := range r.Records() {
-			if err != nil {
-				errs <- err
-				return
-			}
-		}
-		errs <- errors.New("loop ended without an error")
-	}()
+	go func() { errs <- bpftest.LoopUntilError(r.Records()) }()
 	time.Sleep(20 * time.Millisecond) // both in their wait
 	return errs
 }
@@ -61,7 +54,7 @@ func TestWaitsEnd(t *testing.T) {
 	r.SetDeadline(time.Time{})
 
 	p := newProducer(t, m, 16)
-	runOn(t, p, testCPUs(t)[0], 2) // below the watermark: wakes nobody
+	runOn(t, p, bpftest.CPUs(t)[0], 2) // below the watermark: wakes nobody
 	r.SetDeadline(time.Now().Add(5 * time.Second))
 	for range 2 {
 		rec, err := r.Read()
@@ -93,16 +86,14 @@ func TestWaitsEnd(t *testing.T) {
 // after, and Close from inside a loop body leaves the record it holds
 // readable.
 func TestCloseAnyInstant(t *testing.T) {
-	if err := progs.HaveAtomicFetch(); err != nil {
-		t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
-	}
+	bpftest.SkipUnlessAtomicSequences(t, progs.HaveAtomicFetch)
 	for round := range 20 {
 		m := newEventArray(t)
 		r := newTestReader(t, m, 8<<10, ReaderOptions{})
 		p := newProducer(t, m, 64)
 		stop := make(chan struct{})
 		var producing, reading sync.WaitGroup
-		for _, cpu := range testCPUs(t) {
+		for _, cpu := range bpftest.CPUs(t) {
 			producing.Go(func() {
 				for {
 					select {
@@ -135,15 +126,7 @@ func TestCloseAnyInstant(t *testing.T) {
 				errs <- errors.New("loop ended without an error")
 			})
 		}
-		reading.Go(func() {
-			var rec Record
-			for {
-				if err := r.ReadInto(&rec); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
+		reading.Go(func() { errs <- bpftest.ReadUntilError(r.ReadInto) })
 		time.Sleep(time.Duration(rand.IntN(5000)) * time.Microsecond)
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
@@ -176,7 +159,7 @@ func TestNothingHeldBack(t *testing.T) {
 	m := newEventArray(t)
 	r := newTestReader(t, m, 1<<16, ReaderOptions{})
 	p := newProducer(t, m, 32)
-	cpu := testCPUs(t)[0]
+	cpu := bpftest.CPUs(t)[0]
 	runOn(t, p, cpu, 10)
 	var c *consumer
 	for i := range r.consumers {
@@ -201,12 +184,7 @@ func TestNothingHeldBack(t *testing.T) {
 		t.Fatalf("after a break at the third record: data_tail %d, want %d", got, tail+3*recordBytes)
 	}
 
-	func() {
-		defer func() {
-			if v := recover(); v != "boom" {
-				t.Fatalf("recovered %v, want the body's panic", v)
-			}
-		}()
+	bpftest.PanicsWith(t, "boom", "the body's", func() {
 		for rec, err := range r.Records() {
 			if err != nil {
 				t.Fatal(err)
@@ -216,7 +194,7 @@ func TestNothingHeldBack(t *testing.T) {
 			}
 			panic("boom")
 		}
-	}()
+	})
 	if got := c.buf.loadTail(); got != tail+4*recordBytes {
 		t.Fatalf("after a panic at the fourth record: data_tail %d, want %d", got, tail+4*recordBytes)
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 )
 
 // TestReadRecords: records written on each CPU arrive once, in order per
@@ -18,7 +20,7 @@ func TestReadRecords(t *testing.T) {
 			r := newTestReader(t, m, 1<<16, ReaderOptions{})
 			const size, n = 40, 100
 			p := newProducer(t, m, size)
-			cpus := testCPUs(t)
+			cpus := bpftest.CPUs(t)
 			for _, cpu := range cpus {
 				runOn(t, p, cpu, n)
 			}

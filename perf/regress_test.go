@@ -4,7 +4,6 @@ package perf
 
 import (
 	"bytes"
-	"errors"
 	"math"
 	"strconv"
 	"testing"
@@ -23,15 +22,8 @@ import (
 func TestFlushEndsEveryWait(t *testing.T) {
 	r := newTestReader(t, newEventArray(t), 4096, ReaderOptions{})
 	bpftest.CheckFlushEndsEveryWait(t, 10, 3, bpftest.FlushTarget{
-		Read: func() error { var rec Record; return r.ReadInto(&rec) },
-		Loop: func() error {
-			for _, err := range r.Records() {
-				if err != nil {
-					return err
-				}
-			}
-			return errors.New("loop ended without an error")
-		},
+		Read:       func() error { var rec Record; return r.ReadInto(&rec) },
+		Loop:       func() error { return bpftest.LoopUntilError(r.Records()) },
 		Flush:      r.Flush,
 		Close:      r.Close,
 		Flushed:    ErrFlushed,
@@ -77,7 +69,7 @@ func TestReadIntoView(t *testing.T) {
 	m := newEventArray(t)
 	r := newTestReader(t, m, 1<<16, ReaderOptions{})
 	p := newProducer(t, m, 64)
-	cpu := testCPUs(t)[0]
+	cpu := bpftest.CPUs(t)[0]
 	runOn(t, p, cpu, 1)
 
 	var kept Record
@@ -109,7 +101,7 @@ func TestReadIntoView(t *testing.T) {
 // kernel's) or into unmapped memory. In a child process: that faults.
 func TestReadIntoViewOfOtherReader(t *testing.T) {
 	bpftest.InChild(t, time.Minute, func(t *testing.T) {
-		cpu := testCPUs(t)[0]
+		cpu := bpftest.CPUs(t)[0]
 		ma, mb, mc := newEventArray(t), newEventArray(t), newEventArray(t)
 		ra, rb := newTestReader(t, ma, 1<<16, ReaderOptions{}), newTestReader(t, mb, 1<<16, ReaderOptions{})
 		rc, err := NewReader(mc, 1<<16)

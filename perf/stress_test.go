@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
-	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 )
 
 // stressRounds is how long TestStress makes fresh readers for.
@@ -24,51 +22,6 @@ const stressRounds = 2 * time.Second
 
 // errStressPanic is what a stress loop body panics with on purpose.
 var errStressPanic = errors.New("stress: a loop body panics")
-
-// stressLedger books the samples of one producer across rounds.
-type stressLedger struct {
-	mu   sync.Mutex
-	seen seqcheck.Tracker
-	lost uint64 // LostSamples reported
-}
-
-// deliver checks a record from any read style and books it, or returns
-// why it is wrong: a bad sample, or one delivered before.
-func (l *stressLedger) deliver(rec *Record, size int) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if rec.LostSamples > 0 {
-		l.lost += rec.LostSamples
-		return nil
-	}
-	if len(rec.RawSample) != rawLen(size) {
-		return fmt.Errorf("sample of %d bytes, want %d", len(rec.RawSample), rawLen(size))
-	}
-	seq, err := progs.CheckRecord(rec.RawSample[:size], size, true)
-	if err != nil {
-		return err
-	}
-	if !l.seen.Add(seq) {
-		return fmt.Errorf("CPU %d: sample %d delivered twice", rec.CPU, seq)
-	}
-	return nil
-}
-
-// stressRetry sorts the error that ended a read: done after Close, again
-// after a deadline or Flush (or a loop that broke or panicked, nil), a
-// failure otherwise.
-func stressRetry(err error) (done bool, bad error) {
-	switch {
-	case err == nil:
-		return false, nil
-	case errors.Is(err, ErrClosed):
-		return true, nil
-	case errors.Is(err, ErrFlushed), errors.Is(err, os.ErrDeadlineExceeded):
-		time.Sleep(time.Duration(rand.IntN(500)) * time.Microsecond)
-		return false, nil
-	}
-	return true, err
-}
 
 // TestStress: producers on both CPUs; round after round a fresh Reader on
 // the same array, read at once by two Records loops whose bodies break,
@@ -85,9 +38,9 @@ func TestStress(t *testing.T) {
 		const size = 24
 		m := newEventArray(t)
 		p := newProducer(t, m, size)
-		fdsBefore, mapsBefore := openResources(t)
-		var ledger stressLedger
-		stop := bpftest.KeepProducing(t, []*progs.Producer{p}, len(testCPUs(t)), func() time.Duration {
+		before := bpftest.OpenResources(t)
+		ledger := bpftest.NewLedger(progs.CheckRecord, rawLen, []*progs.Producer{p}, []int{size})
+		stop := bpftest.KeepProducing(t, []*progs.Producer{p}, bpftest.CPUs(t), func() time.Duration {
 			if rand.IntN(4) != 0 {
 				return 0 // mostly full buffers
 			}
@@ -95,20 +48,20 @@ func TestStress(t *testing.T) {
 		})
 		rounds := 0
 		for end := time.Now().Add(stressRounds); time.Now().Before(end); rounds++ {
-			stressRound(t, m, &ledger, size, rand.IntN(3) == 0)
+			stressRound(t, m, ledger, rand.IntN(3) == 0)
 		}
 		stop()
 		produced, _, err := p.Counts()
 		if err != nil {
 			t.Fatal(err)
 		}
-		delivered := ledger.seen.Delivered()
-		t.Logf("%d rounds: %d samples produced, %d delivered, %d reported lost", rounds, produced, delivered, ledger.lost)
+		delivered := ledger.Delivered()
+		t.Logf("%d rounds: %d samples produced, %d delivered, %d reported lost", rounds, produced, delivered, ledger.Lost())
 		if delivered == 0 || delivered > produced {
 			t.Fatalf("%d samples delivered of %d produced", delivered, produced)
 		}
-		if fds, maps := openResources(t); fds != fdsBefore || maps != mapsBefore {
-			t.Fatalf("after every reader closed: %d fds and %d perf mappings, before %d and %d", fds, maps, fdsBefore, mapsBefore)
+		if now := bpftest.OpenResources(t); now != before {
+			t.Fatalf("after every reader closed: %+v, before %+v", now, before)
 		}
 		stressIdle(t, m)
 	})
@@ -117,10 +70,10 @@ func TestStress(t *testing.T) {
 // stressRound runs one reader's life, closing it from a loop body if
 // fromBody, and fails t if a read ends in a way the contract forbids or
 // does not end after Close.
-func stressRound(t *testing.T, m *ebpf.Map, ledger *stressLedger, size int, fromBody bool) {
+func stressRound(t *testing.T, m *ebpf.Map, ledger *bpftest.Ledger, fromBody bool) {
 	t.Helper()
 	r, err := NewReader(m, 1<<13)
-	skipIfNoBPF(t, err)
+	bpftest.SkipIfNoPerfEventArray(t, err)
 	var (
 		closing atomic.Bool
 		running sync.WaitGroup
@@ -136,7 +89,7 @@ func stressRound(t *testing.T, m *ebpf.Map, ledger *stressLedger, size int, from
 			if err != nil {
 				return err
 			}
-			if err := ledger.deliver(rec, size); err != nil {
+			if err := deliverRecord(ledger, rec); err != nil {
 				return err
 			}
 			switch rand.IntN(300) {
@@ -160,7 +113,7 @@ func stressRound(t *testing.T, m *ebpf.Map, ledger *stressLedger, size int, from
 			if err := r.ReadInto(&rec); err != nil {
 				return err
 			}
-			if err := ledger.deliver(&rec, size); err != nil {
+			if err := deliverRecord(ledger, &rec); err != nil {
 				return err
 			}
 		}
@@ -168,7 +121,7 @@ func stressRound(t *testing.T, m *ebpf.Map, ledger *stressLedger, size int, from
 	for _, read := range []func() error{loop, loop, readInto} {
 		running.Go(func() {
 			for {
-				if done, bad := stressRetry(read()); done {
+				if done, bad := bpftest.Retry(read(), ErrFlushed, 500*time.Microsecond); done {
 					errs <- bad
 					return
 				}
@@ -197,6 +150,7 @@ func stressRound(t *testing.T, m *ebpf.Map, ledger *stressLedger, size int, from
 			t.Fatal(err)
 		}
 	}
+	ledger.ReaderClosed(0) // what it left in the buffers went with it
 }
 
 // stressChaos sets deadlines (past, near, none), flushes, and pauses and
@@ -234,6 +188,6 @@ func stressChaos(r *Reader) error {
 func stressIdle(t *testing.T, m *ebpf.Map) {
 	t.Helper()
 	r, err := NewReader(m, 1<<13)
-	skipIfNoBPF(t, err)
-	checkIdleWaiters(t, r, idleWaiters(r))
+	bpftest.SkipIfNoPerfEventArray(t, err)
+	bpftest.CheckIdleWaiters(t, "three waiters", 3, idleWaiters(r), r.Close, ErrClosed)
 }

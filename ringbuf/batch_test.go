@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 
@@ -92,12 +93,7 @@ func TestBatchesBreakAndPanic(t *testing.T) {
 	if got, want := r.consumers[0].ring.loadConsumer(), uint64(24); got != want {
 		t.Fatalf("kernel's consumer position %d after one sample and a break, want %d", got, want)
 	}
-	func() {
-		defer func() {
-			if got := recover(); got != "body" {
-				t.Fatalf("recovered %v, want the body's panic", got)
-			}
-		}()
+	bpftest.PanicsWith(t, "body", "the body's", func() {
 		for b, err := range r.Batches() {
 			if err != nil {
 				t.Fatal(err)
@@ -109,7 +105,7 @@ func TestBatchesBreakAndPanic(t *testing.T) {
 				}
 			}
 		}
-	}()
+	})
 	if got, want := r.consumers[0].ring.loadConsumer(), uint64(3*24); got != want {
 		t.Fatalf("kernel's consumer position %d after a panic on the second sample, want %d", got, want)
 	}
@@ -163,7 +159,7 @@ func TestBatchesConcurrent(t *testing.T) {
 			}
 		}()
 	}
-	produceOnBothCPUs(t, []*progs.Producer{p}, 5000, func() bool { return false })
+	bpftest.ProduceOn(t, []*progs.Producer{p}, bpftest.CPUs(t), 5000, nil)
 	r.Flush()
 	deadline := time.Now().Add(5 * time.Second)
 	for {

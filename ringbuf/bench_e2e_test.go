@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/cpustat"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 	"github.com/ebpf-zc/ebpf/ringbuf"
@@ -45,10 +46,10 @@ func BenchmarkEndToEnd(b *testing.B) {
 
 func runEndToEnd(b *testing.B, size int, flags uint64) {
 	ring, err := progs.NewRing(e2eRing)
-	skipIfNoBPFBench(b, err)
+	bpftest.SkipIfNoRingBuf(b, err)
 	b.Cleanup(func() { ring.Close() })
 	producer, err := progs.NewRingbufProducer(progs.RingbufSpec{Ring: ring, Size: size, Flags: flags})
-	skipIfNoBPFBench(b, err)
+	bpftest.SkipIfNoRingBuf(b, err)
 	b.Cleanup(func() { producer.Close() })
 	rd, err := ringbuf.NewReader(ring)
 	if err != nil {
@@ -167,10 +168,10 @@ func BenchmarkWakeBehindHeldView(b *testing.B) {
 	for _, held := range []bool{false, true} {
 		b.Run(map[bool]string{false: "held=no", true: "held=yes"}[held], func(b *testing.B) {
 			m, err := progs.NewRing(1 << 20)
-			skipIfNoBPFBench(b, err)
+			bpftest.SkipIfNoRingBuf(b, err)
 			b.Cleanup(func() { m.Close() })
 			p, err := progs.NewRingbufProducer(progs.RingbufSpec{Ring: m, Size: 16})
-			skipIfNoBPFBench(b, err)
+			bpftest.SkipIfNoRingBuf(b, err)
 			b.Cleanup(func() { p.Close() })
 			rd, err := ringbuf.NewReader(m)
 			if err != nil {

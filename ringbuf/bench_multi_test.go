@@ -8,6 +8,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 
@@ -36,10 +37,10 @@ func benchmarkMulti(b *testing.B, size, n, ringSize int, multi bool) {
 	producers := make([]*progs.Producer, n)
 	for i := range maps {
 		m, err := progs.NewRing(ringSize)
-		skipIfNoBPF(b, err)
+		bpftest.SkipIfNoRingBuf(b, err)
 		b.Cleanup(func() { m.Close() })
 		p, err := progs.NewRingbufProducer(progs.RingbufSpec{Ring: m, Size: size, Flags: progs.NoWakeup})
-		skipIfNoBPF(b, err)
+		bpftest.SkipIfNoRingBuf(b, err)
 		b.Cleanup(func() { p.Close() })
 		maps[i], producers[i] = m, p
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/ebpf-zc/ebpf/internal/benchfamily"
-	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/drainbench"
 	"github.com/ebpf-zc/ebpf/internal/drainbench/ours"
 	"github.com/ebpf-zc/ebpf/internal/libbpfdrain"
@@ -46,11 +45,6 @@ func BenchmarkRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	drainbench.Run(b, *benchRing, sizes, modes)
-}
-
-func skipIfNoBPFBench(b *testing.B, err error) {
-	b.Helper()
-	bpftest.SkipIfUnavailable(b, err, "BPF ring buffers")
 }
 
 // libbpf: the C peer, ring_buffer__consume with a C callback doing the

@@ -21,16 +21,6 @@ type blockedCalls struct {
 	open    func(t *testing.T) (call func() error, close func() error)
 }
 
-// drainLoop ranges over seq until it yields an error, and returns it.
-func drainLoop[T any](seq func(func(T, error) bool)) error {
-	for _, err := range seq {
-		if err != nil {
-			return err
-		}
-	}
-	return errors.New("loop ended without an error")
-}
-
 func onReader(call func(r *Reader) error) func(t *testing.T) (func() error, func() error) {
 	return func(t *testing.T) (func() error, func() error) {
 		r := newTestReader(t, newRingMap(t, 4096))
@@ -42,15 +32,15 @@ var blockingCalls = []blockedCalls{
 	{"Read", 3, onReader(func(r *Reader) error { _, err := r.Read(); return err })},
 	{"ReadInto", 3, onReader(func(r *Reader) error { var rec Record; return r.ReadInto(&rec) })},
 	{"PeekInto", 1, onReader(func(r *Reader) error { var rec Record; return r.PeekInto(&rec) })},
-	{"Records", 3, onReader(func(r *Reader) error { return drainLoop(r.Records()) })},
-	{"Batches", 3, onReader(func(r *Reader) error { return drainLoop(r.Batches()) })},
+	{"Records", 3, onReader(func(r *Reader) error { return bpftest.LoopUntilError(r.Records()) })},
+	{"Batches", 3, onReader(func(r *Reader) error { return bpftest.LoopUntilError(r.Batches()) })},
 	{"MultiReader.Records", 3, func(t *testing.T) (func() error, func() error) {
 		mr, err := NewMultiReader(newRingMap(t, 4096), newRingMap(t, 4096))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { mr.Close() })
-		return func() error { return drainLoop(mr.Records()) }, mr.Close
+		return func() error { return bpftest.LoopUntilError(mr.Records()) }, mr.Close
 	}},
 	{"Lease.ReadSample", 1, func(t *testing.T) (func() error, func() error) {
 		rr, _ := newTestRawReader(t, 4096)
@@ -92,15 +82,7 @@ func TestCloseFromBodyWaitsForOthers(t *testing.T) {
 	const readers = 2
 	readsEnded := make(chan error, readers)
 	for range readers {
-		go func() {
-			var rec Record
-			for {
-				if err := r.ReadInto(&rec); err != nil {
-					readsEnded <- err
-					return
-				}
-			}
-		}()
+		go func() { readsEnded <- bpftest.ReadUntilError(r.ReadInto) }()
 	}
 	loopEnded := make(chan error, 1)
 	var waitingAtClose []string
@@ -124,7 +106,7 @@ func TestCloseFromBodyWaitsForOthers(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // all block
 	// The readers may take the records; produce until the loop gets one.
 	var err error
-	within(t, 10*time.Second, "Close from a loop body", func() {
+	bpftest.Within(t, 10*time.Second, "Close from a loop body", func() {
 		for {
 			produce(t, p, 1)
 			select {
@@ -141,7 +123,7 @@ func TestCloseFromBodyWaitsForOthers(t *testing.T) {
 		t.Errorf("Close in a body returned with reads still waiting:\n%s", strings.Join(waitingAtClose, "\n"))
 	}
 	for range readers {
-		if err := receive(t, readsEnded, 5*time.Second, "a read after Close"); !errors.Is(err, ErrClosed) {
+		if err := bpftest.Receive(t, readsEnded, 5*time.Second, "a read after Close"); !errors.Is(err, ErrClosed) {
 			t.Errorf("a read ended with %v, want ErrClosed", err)
 		}
 	}
@@ -169,8 +151,8 @@ func TestCloseRacesWithEveryCall(t *testing.T) {
 				}
 				close(started)
 				time.Sleep(time.Duration(trial%5) * time.Millisecond)
-				within(t, 5*time.Second, "Close", func() { closeIt() })
-				within(t, 5*time.Second, tc.name, wg.Wait)
+				bpftest.Within(t, 5*time.Second, "Close", func() { closeIt() })
+				bpftest.Within(t, 5*time.Second, tc.name, wg.Wait)
 			}
 		})
 	}

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
-	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 )
 
 // TestConcurrentExactlyOnce: producers of three record sizes, each running
@@ -24,41 +24,22 @@ import (
 func TestConcurrentExactlyOnce(t *testing.T) {
 	const perCPU = 20_000
 	m := newRingMap(t, 16<<10)
-	if err := progs.HaveAtomicFetch(); err != nil {
-		t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
-	}
-	specs := []progs.RingbufSpec{
-		{Ring: m, Size: 16, Method: progs.Output, Pattern: true},
-		{Ring: m, Size: 48, Method: progs.Reserve, Pattern: true},
-		{Ring: m, Size: 200, Method: progs.Reserve, Pattern: true},
-	}
-	producers := make([]*progs.Producer, len(specs))
-	for i, spec := range specs {
-		producers[i] = newProducer(t, spec)
-	}
+	bpftest.SkipUnlessAtomicSequences(t, progs.HaveAtomicFetch)
+	producers, book := newProducers(t, mixedSpecs(m))
 	r := newTestReader(t, m)
 
 	const readers = 4
 	var (
 		mu       sync.Mutex
-		trackers = make([]seqcheck.Tracker, len(specs))
 		received [readers]int
 		errs     []error
 	)
-	// deliver checks a record and books it for reader id.
+	// deliver books a record, and that reader id had it; book.Check
+	// reports a wrong one.
 	deliver := func(id int, sample []byte) {
-		i := slices.IndexFunc(specs, func(s progs.RingbufSpec) bool { return s.Size == len(sample) })
-		if i < 0 {
-			t.Errorf("record of %d bytes: no producer makes that size", len(sample))
-			return
-		}
-		seq, err := progs.CheckRecord(sample, len(sample), true)
-		if err != nil {
-			t.Error(err)
-		}
+		book.Deliver(-1, sample)
 		mu.Lock()
 		defer mu.Unlock()
-		trackers[i].Add(seq)
 		received[id]++
 	}
 	finish := func(err error) {
@@ -122,26 +103,16 @@ func TestConcurrentExactlyOnce(t *testing.T) {
 		defer mu.Unlock()
 		return !slices.Contains(received[:], 0)
 	}
-	produceOnBothCPUs(t, producers, perCPU, func() bool { return !allServed() })
+	bpftest.ProduceOn(t, producers, bpftest.CPUs(t), perCPU, func() bool { return !allServed() })
 	r.SetDeadline(time.Now().Add(200 * time.Millisecond))
-	within(t, 10*time.Second, "readers", running.Wait)
+	bpftest.Within(t, 10*time.Second, "readers", running.Wait)
 
 	for _, err := range errs {
 		if !errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Errorf("reader ended with %v, want the deadline", err)
 		}
 	}
-	for i, p := range producers {
-		produced, dropped, err := p.Counts()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := trackers[i].Check(produced, dropped); err != nil {
-			t.Errorf("%d-byte records: %v", specs[i].Size, err)
-		}
-		t.Logf("%d-byte records: %d produced, %d delivered, %d dropped on a full ring",
-			specs[i].Size, produced, trackers[i].Delivered(), dropped)
-	}
+	book.Check(t)
 	for id, n := range received {
 		if n == 0 {
 			t.Errorf("reader %d received no records: it did not run alongside the others", id)

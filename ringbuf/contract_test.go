@@ -12,6 +12,7 @@ import (
 	"github.com/cilium/ebpf/perf"
 	upstream "github.com/cilium/ebpf/ringbuf"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 
@@ -178,7 +179,7 @@ func TestBusyRecordInReturnedClaim(t *testing.T) {
 		break
 	}
 	r.SetDeadline(time.Now().Add(50 * time.Millisecond))
-	within(t, 2*time.Second, "Read behind a busy record", func() {
+	bpftest.Within(t, 2*time.Second, "Read behind a busy record", func() {
 		if _, err := r.Read(); !errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Errorf("Read behind a busy record: %v, want the deadline", err)
 		}
@@ -193,11 +194,11 @@ func TestBusyRecordInReturnedClaim(t *testing.T) {
 		done <- err
 	}()
 	time.Sleep(20 * time.Millisecond)
-	within(t, time.Second, "SetDeadline while a Read waits for a busy record", func() {
+	bpftest.Within(t, time.Second, "SetDeadline while a Read waits for a busy record", func() {
 		r.SetDeadline(time.Now().Add(5 * time.Second))
 	})
 	f.commit(busy, 4, false)
-	within(t, 2*time.Second, "Read of a committed record", func() {
+	bpftest.Within(t, 2*time.Second, "Read of a committed record", func() {
 		if err := <-done; err != nil {
 			t.Error(err)
 		}

@@ -418,7 +418,7 @@ func ExampleNewMultiReaderFromMapOfMaps() {
 
 func TestExampleOutputs(t *testing.T) {
 	events, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 4096})
-	bpftest.SkipIfUnavailable(t, err, "BPF ring buffers")
+	bpftest.SkipIfNoRingBuf(t, err)
 	events.Close()
 
 	exampletest.Run(t, []exampletest.Example{

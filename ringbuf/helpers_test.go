@@ -3,28 +3,18 @@
 package ringbuf
 
 import (
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/cilium/ebpf"
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
-	"github.com/ebpf-zc/ebpf/internal/cpustat"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
-
-// skipIfNoBPF skips when the kernel refuses BPF itself (no privileges, no
-// support) and fails on any other error.
-func skipIfNoBPF(tb testing.TB, err error) {
-	tb.Helper()
-	bpftest.SkipIfUnavailable(tb, err, "BPF ring buffers")
-}
 
 func newRingMap(tb testing.TB, size int) *ebpf.Map {
 	tb.Helper()
 	m, err := progs.NewRing(size)
-	skipIfNoBPF(tb, err)
+	bpftest.SkipIfNoRingBuf(tb, err)
 	tb.Cleanup(func() { m.Close() })
 	return m
 }
@@ -32,9 +22,31 @@ func newRingMap(tb testing.TB, size int) *ebpf.Map {
 func newProducer(tb testing.TB, spec progs.RingbufSpec) *progs.Producer {
 	tb.Helper()
 	p, err := progs.NewRingbufProducer(spec)
-	skipIfNoBPF(tb, err)
+	bpftest.SkipIfNoRingBuf(tb, err)
 	tb.Cleanup(func() { p.Close() })
 	return p
+}
+
+// mixedSpecs are producers of records of three sizes, written two ways,
+// into m.
+func mixedSpecs(m *ebpf.Map) []progs.RingbufSpec {
+	return []progs.RingbufSpec{
+		{Ring: m, Size: 16, Method: progs.Output, Pattern: true},
+		{Ring: m, Size: 48, Method: progs.Reserve, Pattern: true},
+		{Ring: m, Size: 200, Method: progs.Reserve, Pattern: true},
+	}
+}
+
+// newProducers makes a producer of each spec, which must write its
+// pattern, and returns them with a ledger of their records, a stream each.
+func newProducers(tb testing.TB, specs []progs.RingbufSpec) ([]*progs.Producer, *bpftest.Ledger) {
+	tb.Helper()
+	producers := make([]*progs.Producer, len(specs))
+	sizes := make([]int, len(specs))
+	for i, spec := range specs {
+		producers[i], sizes[i] = newProducer(tb, spec), spec.Size
+	}
+	return producers, bpftest.NewLedger(progs.CheckRecord, nil, producers, sizes)
 }
 
 func newTestReader(tb testing.TB, m *ebpf.Map) *Reader {
@@ -68,33 +80,4 @@ func produce(tb testing.TB, p *progs.Producer, n int) {
 	if got := after - before; got != uint64(n) {
 		tb.Fatalf("producer numbered %d records, want %d", got, n)
 	}
-}
-
-// produceOnBothCPUs runs every producer on CPU 0 and CPU 1 at once, each at
-// least runs times and on while more() says so (at most 10 s more), and
-// returns when all are done. more lets a test wait until every reader has
-// had records: on two CPUs shared by many goroutines the scheduler may
-// leave one out for a while.
-func produceOnBothCPUs(t *testing.T, producers []*progs.Producer, runs int, more func() bool) {
-	t.Helper()
-	giveUp := time.Now().Add(10 * time.Second)
-	var producing sync.WaitGroup
-	for _, p := range producers {
-		for cpu := range 2 {
-			producing.Add(1)
-			go func() {
-				defer producing.Done()
-				if unpin, err := cpustat.Pin(cpu); err == nil {
-					defer unpin()
-				}
-				for done := 0; done < runs || more() && time.Now().Before(giveUp); done += 500 {
-					if err := p.Run(500); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			}()
-		}
-	}
-	producing.Wait()
 }

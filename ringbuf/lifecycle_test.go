@@ -14,18 +14,6 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 
-// within fails the test if fn has not returned after d.
-func within(t *testing.T, d time.Duration, what string, fn func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); fn() }()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("%s still blocked after %v", what, d)
-	}
-}
-
 func TestCloseUnblocks(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -57,7 +45,7 @@ func TestCloseUnblocks(t *testing.T) {
 			for range 3 {
 				go r.Close()
 			}
-			within(t, 5*time.Second, tc.name, wg.Wait)
+			bpftest.Within(t, 5*time.Second, tc.name, wg.Wait)
 			for _, err := range errs {
 				if !errors.Is(err, ErrClosed) {
 					t.Errorf("blocked %s returned %v, want ErrClosed", tc.name, err)
@@ -157,7 +145,7 @@ func TestSetDeadlineWhileBlocked(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		r.SetDeadline(time.Now().Add(10 * time.Millisecond))
 	}()
-	within(t, 5*time.Second, "Read after SetDeadline", func() {
+	bpftest.Within(t, 5*time.Second, "Read after SetDeadline", func() {
 		if _, err := r.Read(); !errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Errorf("Read: %v", err)
 		}
@@ -172,7 +160,7 @@ func TestSetDeadlineWhileBlocked(t *testing.T) {
 	r.SetDeadline(time.Time{})
 	produced := make(chan error, 1)
 	go func() { time.Sleep(20 * time.Millisecond); produced <- p.Run(1) }()
-	within(t, 5*time.Second, "Read without deadline", func() {
+	bpftest.Within(t, 5*time.Second, "Read without deadline", func() {
 		if _, err := r.Read(); err != nil {
 			t.Errorf("Read after removing the deadline: %v", err)
 		}
@@ -208,7 +196,7 @@ func TestNoWakeupRecordsNotStranded(t *testing.T) {
 				return nil
 			}
 			if !iterate {
-				within(t, 5*time.Second, "Read of records already in the ring", func() {
+				bpftest.Within(t, 5*time.Second, "Read of records already in the ring", func() {
 					for range 3 {
 						if err := read(); err != nil {
 							t.Fatal(err)
@@ -277,22 +265,20 @@ func TestFlushWithNoReadPending(t *testing.T) {
 // descriptors and its mapping once it is garbage.
 func TestUnclosedReaderFreed(t *testing.T) {
 	m := newRingMap(t, 1<<20)
-	before := countResources(t)
+	before := bpftest.OpenResources(t)
 	func() {
 		r, err := NewReader(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if now := countResources(t); now.fds <= before.fds || now.ringMappings <= before.ringMappings {
-			t.Fatalf("a new Reader holds %+v, before %+v: the test sees nothing", now, before)
-		}
+		bpftest.CheckOpened(t, before, "a new Reader")
 		runtime.KeepAlive(r)
 	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		runtime.GC()
-		now := countResources(t)
-		if now.fds <= before.fds && now.ringMappings <= before.ringMappings {
+		now := bpftest.OpenResources(t)
+		if now.FDs <= before.FDs && now.Mappings <= before.Mappings {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 )
@@ -42,7 +43,7 @@ func newRingArray(tb testing.TB, sizes ...int) (*ebpf.Map, []*ebpf.Map) {
 		MaxEntries: uint32(len(sizes)),
 		InnerMap:   &ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: uint32(sizes[0])},
 	})
-	skipIfNoBPF(tb, err)
+	bpftest.SkipIfNoRingBuf(tb, err)
 	tb.Cleanup(func() { outer.Close() })
 	for i, ring := range rings {
 		if err := outer.Put(uint32(i), ring); err != nil {
@@ -57,9 +58,7 @@ func newRingArray(tb testing.TB, sizes ...int) (*ebpf.Map, []*ebpf.Map) {
 // Records loops that break at random: every record arrives once, from
 // the ring it was written to, and both loops get records.
 func TestMultiReaderExactlyOnce(t *testing.T) {
-	if err := progs.HaveAtomicFetch(); err != nil {
-		t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
-	}
+	bpftest.SkipUnlessAtomicSequences(t, progs.HaveAtomicFetch)
 	sizes := []int{16 << 10, 32 << 10, 64 << 10}
 	recordSizes := []int{16, 40, 96}
 	rings := make([]*ebpf.Map, len(sizes))
@@ -117,9 +116,9 @@ func TestMultiReaderExactlyOnce(t *testing.T) {
 		defer mu.Unlock()
 		return received[0] > 0 && received[1] > 0
 	}
-	produceOnBothCPUs(t, producers, 10_000, func() bool { return !allServed() })
+	bpftest.ProduceOn(t, producers, bpftest.CPUs(t), 10_000, func() bool { return !allServed() })
 	mr.SetDeadline(time.Now().Add(200 * time.Millisecond))
-	within(t, 10*time.Second, "loops", running.Wait)
+	bpftest.Within(t, 10*time.Second, "loops", running.Wait)
 	for _, err := range errs {
 		if !errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Errorf("loop ended with %v, want the deadline", err)
@@ -225,7 +224,7 @@ func TestMultiReaderFromMapOfMaps(t *testing.T) {
 func TestMultiReaderBadInput(t *testing.T) {
 	ring := newRingMap(t, 4096)
 	array, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
-	skipIfNoBPF(t, err)
+	bpftest.SkipIfNoRingBuf(t, err)
 	t.Cleanup(func() { array.Close() })
 	arrays, err := ebpf.NewMap(&ebpf.MapSpec{
 		Type: ebpf.ArrayOfMaps, KeySize: 4, ValueSize: 4, MaxEntries: 2,
@@ -289,7 +288,7 @@ func TestMultiReaderStops(t *testing.T) {
 			mr := newTestMultiReader(t, a, b)
 			n := 0
 			var last error
-			within(t, 5*time.Second, "loop", func() {
+			bpftest.Within(t, 5*time.Second, "loop", func() {
 				for _, err := range mr.Records() {
 					if err != nil {
 						last = err

@@ -11,6 +11,8 @@ import (
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 )
 
 // newOverwriteRing creates a ring buffer with BPF_F_RB_OVERWRITE, or
@@ -28,7 +30,7 @@ func newOverwriteRing(tb testing.TB, spec *ebpf.MapSpec) *ebpf.Map {
 		tb.Skipf("kernel %s lacks overwrite-mode ring buffers (BPF_F_RB_OVERWRITE, Linux 6.19+): %v",
 			unix.ByteSliceToString(u.Release[:]), err)
 	}
-	skipIfNoBPF(tb, err)
+	bpftest.SkipIfNoRingBuf(tb, err)
 	tb.Cleanup(func() { m.Close() })
 	return m
 }

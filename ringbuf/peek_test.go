@@ -87,7 +87,7 @@ func TestConcurrentConsume(t *testing.T) {
 		const rounds = 2000
 		m := newRingMap(t, 1<<16)
 		p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 16})
-		before := countResources(t)
+		before := bpftest.OpenResources(t)
 		for reader := range 4 {
 			r, err := NewReader(m)
 			if err != nil {
@@ -152,6 +152,6 @@ func TestConcurrentConsume(t *testing.T) {
 				drain.Close()
 			}
 		}
-		checkNoLeaks(t, before, "readers closed while two goroutines consumed at once")
+		bpftest.CheckNoLeaks(t, before, "readers closed while two goroutines consumed at once")
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/cpustat"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
@@ -273,19 +274,14 @@ func TestRawReaderLeasePanics(t *testing.T) {
 	rr, p := newTestRawReader(t, 4096)
 	produce(t, p, 2)
 	rr.SetDeadline(time.Now().Add(time.Second))
-	func() {
-		defer func() {
-			if r := recover(); r != "boom" {
-				t.Fatalf("recovered %v, want the lease's panic", r)
-			}
-		}()
+	bpftest.PanicsWith(t, "boom", "the lease's", func() {
 		rr.WithLease(func(l Lease) error {
 			if _, _, err := l.ReadSample(); err != nil {
 				t.Fatal(err)
 			}
 			panic("boom")
 		})
-	}()
+	})
 	err := rr.WithLease(func(l Lease) error {
 		sample, _, err := l.ReadSample()
 		if err == nil && seqOf(sample) != 1 {

@@ -21,25 +21,15 @@ import (
 // arrives exactly once, and every view is intact when its lease commits.
 func TestStressRaw(t *testing.T) {
 	bpftest.InChild(t, stressDuration(t)+2*time.Minute, func(t *testing.T) {
-		if err := progs.HaveAtomicFetch(); err != nil {
-			t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
-		}
-		moreProcs(t)
+		bpftest.SkipUnlessAtomicSequences(t, progs.HaveAtomicFetch)
+		bpftest.MoreProcs(t)
 		m := newRingMap(t, 4096) // a lease may read more than it holds
-		specs := []progs.RingbufSpec{
-			{Ring: m, Size: 16, Method: progs.Output, Pattern: true},
-			{Ring: m, Size: 48, Method: progs.Reserve, Pattern: true},
-		}
-		producers := make([]*progs.Producer, len(specs))
-		sizes := make([]int, len(specs))
-		for i, spec := range specs {
-			producers[i], sizes[i] = newProducer(t, spec), spec.Size
-		}
-		book := newLedger(sizes...)
+		producers, shared := newProducers(t, mixedSpecs(m)[:2])
+		book := &ledger{Ledger: shared}
 		bySize := func(*Record) int { return -1 }
-		before := countResources(t)
+		before := bpftest.OpenResources(t)
 
-		stopProducing := bpftest.KeepProducing(t, producers, 2, burstyPause)
+		stopProducing := bpftest.KeepProducing(t, producers, bpftest.CPUs(t), burstyPause)
 		rounds := 0
 		for end := time.Now().Add(stressDuration(t)); time.Now().Before(end) && !t.Failed(); rounds++ {
 			rr, err := NewRawReader(m)
@@ -50,16 +40,16 @@ func TestStressRaw(t *testing.T) {
 			s.run(t, []func() error{func() error { return s.leases(rr) }}, stressLifetime())
 		}
 		stopProducing()
-		t.Logf("%d rounds, %d records delivered", rounds, book.delivered)
+		t.Logf("%d rounds, %d records delivered", rounds, book.Delivered())
 
 		rr, err := NewRawReader(m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s := &stressReader{rd: rr.rd, ledger: book, stream: bySize}
-		s.drainIdle(t, producers, []func() error{func() error { return s.leases(rr) }}, "a RawReader's leases")
-		book.check(t, producers)
-		checkNoLeaks(t, before, strconv.Itoa(rounds+1)+" RawReaders closed")
+		s.drainIdle(t, []func() error{func() error { return s.leases(rr) }}, "a RawReader's leases")
+		book.Check(t)
+		bpftest.CheckNoLeaks(t, before, strconv.Itoa(rounds+1)+" RawReaders closed")
 	})
 }
 
@@ -73,7 +63,7 @@ type leaseView struct {
 func (s *stressReader) leases(rr *RawReader) error {
 	var views []leaseView
 	for {
-		if done, bad := retry(s.lease(rr, &views)); done {
+		if done, bad := bpftest.Retry(s.lease(rr, &views), ErrFlushed, time.Millisecond); done {
 			return bad
 		}
 	}
@@ -101,7 +91,7 @@ func (s *stressReader) lease(rr *RawReader, views *[]leaseView) (err error) {
 				*views = (*views)[:0] // it may have waited, committing them
 			}
 			remain = r
-			s.ledger.deliver(-1, sample)
+			s.ledger.Deliver(-1, sample)
 			seq, _ := progs.CheckRecord(sample, len(sample), true)
 			*views = append(*views, leaseView{sample, seq})
 			if s.closeNow.CompareAndSwap(true, false) {
@@ -135,9 +125,7 @@ func (s *stressReader) lease(rr *RawReader, views *[]leaseView) (err error) {
 func (s *stressReader) checkViews(views []leaseView) {
 	for _, v := range views {
 		if seq, err := progs.CheckRecord(v.sample, len(v.sample), true); err != nil || seq != v.seq {
-			s.ledger.mu.Lock()
-			s.ledger.failLocked(fmt.Errorf("view of record %d changed before its lease committed it: now record %d (%v)", v.seq, seq, err))
-			s.ledger.mu.Unlock()
+			s.ledger.Fail(fmt.Errorf("view of record %d changed before its lease committed it: now record %d (%v)", v.seq, seq, err))
 		}
 	}
 }

@@ -56,7 +56,7 @@ func TestReadInOrder(t *testing.T) {
 
 func TestNewReaderRejectsOtherMaps(t *testing.T) {
 	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1})
-	skipIfNoBPF(t, err)
+	bpftest.SkipIfNoRingBuf(t, err)
 	defer m.Close()
 	_, err = NewReader(m)
 	if err == nil || !strings.Contains(err.Error(), "Array") {
@@ -407,7 +407,7 @@ func TestRingSizes(t *testing.T) {
 			if errors.Is(err, unix.ENOMEM) {
 				t.Skipf("kernel could not allocate a %d-byte ring: %v", size, err)
 			}
-			skipIfNoBPF(t, err)
+			bpftest.SkipIfNoRingBuf(t, err)
 			defer m.Close()
 			if strconv.IntSize == 32 && size >= 1<<30 {
 				// The data area is mapped twice: 2 GiB do not fit.

@@ -24,31 +24,6 @@ import (
 
 // Regression tests for issue 21's findings, one test per finding.
 
-// stillWaiting fails t if anything arrives on ended within d: the
-// goroutines that report there were meant to be blocked.
-func stillWaiting[T any](t *testing.T, ended <-chan T, d time.Duration, what string) {
-	t.Helper()
-	select {
-	case v := <-ended:
-		t.Fatalf("%s returned (%v); want it still waiting", what, v)
-	case <-time.After(d):
-	}
-}
-
-// receive returns what arrives on ch within d, or fails t: what is still
-// blocked.
-func receive[T any](t *testing.T, ch <-chan T, d time.Duration, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(d):
-		t.Fatalf("%s still blocked after %v", what, d)
-	}
-	var zero T
-	return zero
-}
-
 // waitAll is a blocking read that ends only with an error: a Records loop
 // or a ReadInto loop that reads everything.
 type waitAll struct {
@@ -57,29 +32,15 @@ type waitAll struct {
 }
 
 var waitAllStyles = []waitAll{
-	{"Records", func(r *Reader) error {
-		for _, err := range r.Records() {
-			if err != nil {
-				return err
-			}
-		}
-		return errors.New("loop ended without an error")
-	}},
-	{"ReadInto", func(r *Reader) error {
-		var rec Record
-		for {
-			if err := r.ReadInto(&rec); err != nil {
-				return err
-			}
-		}
-	}},
+	{"Records", func(r *Reader) error { return bpftest.LoopUntilError(r.Records()) }},
+	{"ReadInto", func(r *Reader) error { return bpftest.ReadUntilError(r.ReadInto) }},
 }
 
 // TestIdleWaitersDoNotSpin (finding 1): two goroutines waiting on a ring
 // that went quiet sleep, whatever woke them before: records (a loop
 // finishing its batch, a ReadInto waking the others), a deadline set and
-// removed. The process uses at most idleCPUBudget of a CPU while they
-// wait.
+// removed. The process uses at most bpftest.IdleCPUBudget of a CPU while
+// they wait.
 func TestIdleWaitersDoNotSpin(t *testing.T) {
 	for _, style := range waitAllStyles {
 		t.Run(style.name, func(t *testing.T) {
@@ -90,22 +51,15 @@ func TestIdleWaitersDoNotSpin(t *testing.T) {
 			for range 2 {
 				go func() { ended <- style.wait(r) }()
 			}
-			stillWaiting(t, ended, 50*time.Millisecond, "a waiter on an empty ring")
+			bpftest.StillWaiting(t, ended, 50*time.Millisecond, "a waiter on an empty ring")
 			produce(t, p, 10)
 			r.SetDeadline(time.Now().Add(time.Hour))
 			r.SetDeadline(time.Time{})
-			stillWaiting(t, ended, 100*time.Millisecond, "a waiter after the wake-ups")
+			bpftest.StillWaiting(t, ended, 100*time.Millisecond, "a waiter after the wake-ups")
 			if n := r.AvailableBytes(); n != 0 {
 				t.Fatalf("%d bytes left unread: the waiters did not take the records", n)
 			}
-			checkIdleCPU(t, "two "+style.name+" waiters")
-			stillWaiting(t, ended, 0, "a waiter, while CPU was measured,")
-			r.Close()
-			for range 2 {
-				if err := receive(t, ended, 5*time.Second, "a waiter, after Close,"); !errors.Is(err, ErrClosed) {
-					t.Errorf("waiter ended with %v, want ErrClosed", err)
-				}
-			}
+			bpftest.CheckIdleWaiters(t, "two "+style.name+" waiters", 2, ended, r.Close, ErrClosed)
 		})
 	}
 }
@@ -143,13 +97,13 @@ func peekUntilClosed(r *Reader, peeks *atomic.Int64) error {
 func TestCloseDuringPeek(t *testing.T) {
 	bpftest.InChild(t, 2*time.Minute, func(t *testing.T) {
 		const maxRounds = 20_000
-		moreProcs(t)
+		bpftest.MoreProcs(t)
 		m := newRingMap(t, 64<<10)
 		p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 64, Pattern: true})
 		produce(t, p, 100)
-		before := countResources(t)
+		before := bpftest.OpenResources(t)
 
-		stopProducing := bpftest.KeepProducing(t, []*progs.Producer{p}, 2, nil) // a full ring drops: fine here
+		stopProducing := bpftest.KeepProducing(t, []*progs.Producer{p}, bpftest.CPUs(t), nil) // a full ring drops: fine here
 
 		end := time.Now().Add(2 * time.Second)
 		rounds, totalPeeks := 0, int64(0)
@@ -171,14 +125,14 @@ func TestCloseDuringPeek(t *testing.T) {
 			if err := r.Close(); err != nil {
 				t.Fatalf("round %d: Close: %v", rounds, err)
 			}
-			if err := receive(t, ended, 10*time.Second, fmt.Sprintf("round %d: the peeker, after Close,", rounds)); !errors.Is(err, ErrClosed) {
+			if err := bpftest.Receive(t, ended, 10*time.Second, fmt.Sprintf("round %d: the peeker, after Close,", rounds)); !errors.Is(err, ErrClosed) {
 				t.Fatalf("round %d: peeker ended with %v, want ErrClosed", rounds, err)
 			}
 			totalPeeks += peeks.Load()
 		}
 		stopProducing()
 		t.Logf("%d rounds, %d views read", rounds, totalPeeks)
-		checkNoLeaks(t, before, fmt.Sprintf("%d rounds of Close during Peek", rounds))
+		bpftest.CheckNoLeaks(t, before, fmt.Sprintf("%d rounds of Close during Peek", rounds))
 	})
 }
 
@@ -212,7 +166,7 @@ func TestMultiReaderBreakHandsOnRest(t *testing.T) {
 			}
 		}()
 	}
-	stillWaiting(t, ended, 50*time.Millisecond, "a loop on empty rings")
+	bpftest.StillWaiting(t, ended, 50*time.Millisecond, "a loop on empty rings")
 	// All the records, then one wake-up, which epoll hands to one loop:
 	// it takes them all as one batch while the other sleeps on.
 	produce(t, quiet, records-1)
@@ -229,7 +183,7 @@ func TestMultiReaderBreakHandsOnRest(t *testing.T) {
 		t.Fatalf("a loop ended with %v before Close", err)
 	}
 	mr.Close()
-	if err := receive(t, ended, 5*time.Second, "the other loop, after Close,"); !errors.Is(err, ErrClosed) {
+	if err := bpftest.Receive(t, ended, 5*time.Second, "the other loop, after Close,"); !errors.Is(err, ErrClosed) {
 		t.Errorf("the other loop ended with %v, want ErrClosed", err)
 	}
 }
@@ -292,14 +246,14 @@ func TestConcurrentPeek(t *testing.T) {
 			seq, err := progs.CheckRecord(rec.RawSample, 16, true)
 			first <- result{seq, errors.Join(err, r.Consume())}
 		}()
-		stillWaiting(t, first, 50*time.Millisecond, "a Peek on an empty ring")
+		bpftest.StillWaiting(t, first, 50*time.Millisecond, "a Peek on an empty ring")
 		second := make(chan error, 1)
 		go func() { _, err := r.Peek(); second <- err }()
-		if err := receive(t, second, 2*time.Second, "Peek while another Peek waits (want ErrConcurrentPeek at once)"); !errors.Is(err, ErrConcurrentPeek) {
+		if err := bpftest.Receive(t, second, 2*time.Second, "Peek while another Peek waits (want ErrConcurrentPeek at once)"); !errors.Is(err, ErrConcurrentPeek) {
 			t.Fatalf("Peek while another Peek waits: %v, want ErrConcurrentPeek", err)
 		}
 		produce(t, p, 1)
-		if res := receive(t, first, 2*time.Second, "the waiting Peek, after a record came,"); res.err != nil || res.seq != 0 {
+		if res := bpftest.Receive(t, first, 2*time.Second, "the waiting Peek, after a record came,"); res.err != nil || res.seq != 0 {
 			t.Fatalf("the waiting Peek got record %d, %v; want record 0", res.seq, res.err)
 		}
 		r.SetDeadline(time.Now())
@@ -309,9 +263,7 @@ func TestConcurrentPeek(t *testing.T) {
 	})
 
 	t.Run("two peekers", func(t *testing.T) {
-		if err := progs.HaveAtomicFetch(); err != nil {
-			t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
-		}
+		bpftest.SkipUnlessAtomicSequences(t, progs.HaveAtomicFetch)
 		const size = 24
 		m := newRingMap(t, 64<<10)
 		p := newProducer(t, progs.RingbufSpec{Ring: m, Size: size, Pattern: true})
@@ -371,9 +323,9 @@ func TestConcurrentPeek(t *testing.T) {
 			defer mu.Unlock()
 			return received[0] > 0 && received[1] > 0
 		}
-		produceOnBothCPUs(t, []*progs.Producer{p}, 5000, func() bool { return !bothServed() })
+		bpftest.ProduceOn(t, []*progs.Producer{p}, bpftest.CPUs(t), 5000, func() bool { return !bothServed() })
 		r.SetDeadline(time.Now().Add(200 * time.Millisecond))
-		within(t, 10*time.Second, "peekers", running.Wait)
+		bpftest.Within(t, 10*time.Second, "peekers", running.Wait)
 
 		for id, err := range errs {
 			if !errors.Is(err, os.ErrDeadlineExceeded) {
@@ -412,7 +364,7 @@ func TestMultiReaderSameRingTwice(t *testing.T) {
 		MaxEntries: 8,
 		InnerMap:   &ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 4096},
 	})
-	skipIfNoBPF(t, err)
+	bpftest.SkipIfNoRingBuf(t, err)
 	t.Cleanup(func() { outer.Close() })
 	for key, m := range map[uint32]*ebpf.Map{3: ring, 5: other, 7: ring} {
 		if err := outer.Put(key, m); err != nil {
@@ -430,7 +382,7 @@ func TestMultiReaderSameRingTwice(t *testing.T) {
 		{"map of maps", func() (*MultiReader, error) { return NewMultiReaderFromMapOfMaps(outer) }, []string{"3", "7"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := countResources(t)
+			before := bpftest.OpenResources(t)
 			mr, err := tc.open()
 			if err == nil {
 				mr.Close()
@@ -442,7 +394,7 @@ func TestMultiReaderSameRingTwice(t *testing.T) {
 					t.Errorf("error %q does not say %q", msg, want)
 				}
 			}
-			checkNoLeaks(t, before, "a refused NewMultiReader")
+			bpftest.CheckNoLeaks(t, before, "a refused NewMultiReader")
 		})
 	}
 }
@@ -483,11 +435,11 @@ func TestWaiterRepolledBehindHeldView(t *testing.T) {
 			r := newTestReader(t, m)
 			got := make(chan result, 1)
 			go func() { got <- tc.read(r) }()
-			stillWaiting(t, got, 50*time.Millisecond, "a read on an empty ring")
+			bpftest.StillWaiting(t, got, 50*time.Millisecond, "a read on an empty ring")
 
 			produce(t, quiet, 1) // wakes nobody
 			var view Record
-			within(t, 2*time.Second, "Peek of the record that woke nobody", func() {
+			bpftest.Within(t, 2*time.Second, "Peek of the record that woke nobody", func() {
 				if err := r.PeekInto(&view); err != nil {
 					t.Error(err)
 				}
@@ -497,7 +449,7 @@ func TestWaiterRepolledBehindHeldView(t *testing.T) {
 			}
 			produce(t, loud, 1) // behind the view: wakes nobody either
 			start := time.Now()
-			res := receive(t, got, 2*time.Second, "the read that slept before the view was taken, with a record behind the view,")
+			res := bpftest.Receive(t, got, 2*time.Second, "the read that slept before the view was taken, with a record behind the view,")
 			if res.err != nil || len(res.sample) != 24 {
 				t.Fatalf("the waiting read got %d bytes, %v; want the 24-byte record", len(res.sample), res.err)
 			}
@@ -516,12 +468,18 @@ func TestWaiterRepolledBehindHeldView(t *testing.T) {
 // own ErrFlushed, as upstream's docs invite: none of them may take the
 // flush meant for the loop.
 func TestFlushEndsEveryWait(t *testing.T) {
-	for _, loop := range []string{"Records", "Batches"} {
-		t.Run(loop, func(t *testing.T) {
+	for _, loop := range []struct {
+		name string
+		wait func(r *Reader) error
+	}{
+		{"Records", func(r *Reader) error { return bpftest.LoopUntilError(r.Records()) }},
+		{"Batches", func(r *Reader) error { return bpftest.LoopUntilError(r.Batches()) }},
+	} {
+		t.Run(loop.name, func(t *testing.T) {
 			r := newTestReader(t, newRingMap(t, 4096))
 			bpftest.CheckFlushEndsEveryWait(t, 10, 3, bpftest.FlushTarget{
 				Read:       func() error { var rec Record; return r.ReadInto(&rec) },
-				Loop:       func() error { return loopUntilError(r, loop) },
+				Loop:       func() error { return loop.wait(r) },
 				Flush:      r.Flush,
 				Close:      r.Close,
 				Flushed:    ErrFlushed,
@@ -529,25 +487,6 @@ func TestFlushEndsEveryWait(t *testing.T) {
 			})
 		})
 	}
-}
-
-// loopUntilError ranges over r's Records or Batches, reading everything,
-// and returns the error that ends the loop.
-func loopUntilError(r *Reader, loop string) error {
-	if loop == "Records" {
-		for _, err := range r.Records() {
-			if err != nil {
-				return err
-			}
-		}
-	} else {
-		for _, err := range r.Batches() {
-			if err != nil {
-				return err
-			}
-		}
-	}
-	return errors.New("loop ended without an error")
 }
 
 // TestBatchAfterBody (finding 4): a Batch kept past the body of its loop

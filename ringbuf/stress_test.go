@@ -19,7 +19,6 @@ import (
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
-	"github.com/ebpf-zc/ebpf/internal/seqcheck"
 )
 
 // The stress tests: producers on both CPUs, and at the same time every
@@ -44,7 +43,7 @@ func stressDuration(tb testing.TB) time.Duration {
 	return d
 }
 
-// burstyPause is keepProducing's pause for the stress tests: mostly none,
+// burstyPause is bpftest.KeepProducing's pause for the stress tests: mostly none,
 // so the ring runs full, but now and then up to 3 ms, so it runs empty
 // and readers go to sleep.
 func burstyPause() time.Duration {
@@ -54,144 +53,15 @@ func burstyPause() time.Duration {
 	return time.Duration(rand.IntN(3000)) * time.Microsecond
 }
 
-// ledger books the records of several producers, a stream each, checks
-// their contents and finds duplicates as they arrive.
+// ledger is the stress tests' bpftest.Ledger, a stream per producer,
+// with where each reader left the rings: a reader may deliver again what
+// its predecessor consumed above the position the kernel was told.
 type ledger struct {
-	mu        sync.Mutex
-	sizes     []int // each stream's record size
-	trackers  []seqcheck.Tracker
-	delivered uint64
-	errs      []error
-	// again is how many records the current reader may deliver a second
-	// time: those consumed above a gap the last reader left at Close.
-	again, deliveredAgain int
+	*bpftest.Ledger
+	mu sync.Mutex
 	// reached is, for each ring, the highest claim position of any reader
 	// so far; published, the consumer positions the last reader left.
 	reached, published []uint64
-	// current is, for each stream, what the current reader delivered:
-	// one reader never delivers a record twice, whatever the allowance.
-	current []readerSeen
-}
-
-// readerSeen marks the sequence numbers one reader delivered, and the
-// bitmap's words it set, so that the next reader starts clear at the
-// cost of what this one read.
-type readerSeen struct {
-	bits    []uint64
-	touched []uint64
-}
-
-// add marks seq and reports whether it was marked already.
-func (r *readerSeen) add(seq uint64) (again bool) {
-	word, bit := seq/64, uint64(1)<<(seq%64)
-	if word >= uint64(len(r.bits)) {
-		r.bits = append(r.bits, make([]uint64, word+1-uint64(len(r.bits)))...)
-	}
-	if r.bits[word] == 0 {
-		r.touched = append(r.touched, word)
-	}
-	again = r.bits[word]&bit != 0
-	r.bits[word] |= bit
-	return again
-}
-
-func (r *readerSeen) clear() {
-	for _, word := range r.touched {
-		r.bits[word] = 0
-	}
-	r.touched = r.touched[:0]
-}
-
-func newLedger(sizes ...int) *ledger {
-	return &ledger{
-		sizes:    sizes,
-		trackers: make([]seqcheck.Tracker, len(sizes)),
-		current:  make([]readerSeen, len(sizes)),
-	}
-}
-
-// deliver books sample for stream; stream -1 means the stream whose
-// records have sample's size.
-func (l *ledger) deliver(stream int, sample []byte) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if stream < 0 {
-		stream = slices.Index(l.sizes, len(sample))
-	}
-	if stream < 0 || stream >= len(l.sizes) {
-		l.failLocked(fmt.Errorf("a %d-byte record from stream %d: no producer makes that", len(sample), stream))
-		return
-	}
-	seq, err := progs.CheckRecord(sample, l.sizes[stream], true)
-	if err != nil {
-		l.failLocked(fmt.Errorf("stream %d: %w", stream, err))
-		return
-	}
-	switch {
-	case l.current[stream].add(seq):
-		l.failLocked(fmt.Errorf("stream %d: record %d delivered twice by one reader", stream, seq))
-	case !l.trackers[stream].Seen(seq):
-		l.trackers[stream].Add(seq)
-	case l.again > 0:
-		l.again--
-		l.deliveredAgain++
-	default:
-		l.failLocked(fmt.Errorf("stream %d: record %d delivered twice", stream, seq))
-	}
-	l.delivered++
-}
-
-func (l *ledger) failLocked(err error) {
-	if len(l.errs) < 20 {
-		l.errs = append(l.errs, err)
-	}
-}
-
-// producerCounts returns what each producer numbered and dropped.
-func producerCounts(tb testing.TB, producers []*progs.Producer) (produced, dropped []uint64) {
-	tb.Helper()
-	for _, p := range producers {
-		n, d, err := p.Counts()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		produced, dropped = append(produced, n), append(dropped, d)
-	}
-	return produced, dropped
-}
-
-// complete reports whether every record the producers numbered and did
-// not drop has been delivered.
-func (l *ledger) complete(tb testing.TB, producers []*progs.Producer) bool {
-	produced, dropped := producerCounts(tb, producers)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i := range producers {
-		if l.trackers[i].Delivered()+dropped[i] != produced[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// check fails tb for every error booked and every stream whose records
-// did not all arrive exactly once.
-func (l *ledger) check(tb testing.TB, producers []*progs.Producer) {
-	tb.Helper()
-	produced, dropped := producerCounts(tb, producers)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, err := range l.errs {
-		tb.Error(err)
-	}
-	for i := range producers {
-		if err := l.trackers[i].Check(produced[i], dropped[i]); err != nil {
-			tb.Errorf("stream %d (%d-byte records): %v", i, l.sizes[i], err)
-		}
-		tb.Logf("stream %d (%d-byte records): %d produced, %d delivered, %d dropped on a full ring",
-			i, l.sizes[i], produced[i], l.trackers[i].Delivered(), dropped[i])
-	}
-	tb.Logf("%d records delivered again by a reader after a gap its predecessor left at Close", l.deliveredAgain)
 }
 
 // readerClosed books where a closed reader left each ring (Start: the
@@ -209,16 +79,13 @@ func (l *ledger) readerClosed(positions []claim, minRecord uint64) {
 		l.reached = make([]uint64, len(positions))
 	}
 	l.published = l.published[:0]
-	for i := range l.current {
-		l.current[i].clear()
-	}
 	var again uint64
 	for i, p := range positions {
 		l.reached[i] = max(l.reached[i], p.End)
 		again += (l.reached[i] - p.Start) / minRecord
 		l.published = append(l.published, p.Start)
 	}
-	l.again = int(again)
+	l.Ledger.ReaderClosed(int(again))
 }
 
 // readerOpened fails tb unless a new reader starts where the kernel was
@@ -285,27 +152,10 @@ type stressReader struct {
 	closeNow atomic.Bool
 }
 
-// retry reports whether a read that ended with err may start again: after
-// a break or a panic of its own, and after Flush and deadlines, yes, after a pause so that a deadline in the past
-// does not make the consumer spin; after Close, no (done is true); after
-// anything else, no, with err to report.
-func retry(err error) (done bool, bad error) {
-	switch {
-	case err == nil: // a loop that broke or panicked on purpose
-		return false, nil
-	case errors.Is(err, ErrClosed):
-		return true, nil
-	case errors.Is(err, ErrFlushed), errors.Is(err, os.ErrDeadlineExceeded):
-		time.Sleep(time.Duration(rand.IntN(1000)) * time.Microsecond)
-		return false, nil
-	}
-	return true, err
-}
-
 // records ranges over the reader, loop after loop, until it is closed.
 func (s *stressReader) records() error {
 	for {
-		if done, bad := retry(s.loop()); done {
+		if done, bad := bpftest.Retry(s.loop(), ErrFlushed, time.Millisecond); done {
 			return bad
 		}
 	}
@@ -325,7 +175,7 @@ func (s *stressReader) loop() (err error) {
 		if err != nil {
 			return err
 		}
-		s.ledger.deliver(s.stream(rec), rec.RawSample)
+		s.ledger.Deliver(s.stream(rec), rec.RawSample)
 		if s.closeNow.CompareAndSwap(true, false) {
 			if err := s.rd.Close(); err != nil {
 				return fmt.Errorf("Close from a loop body: %w", err)
@@ -352,10 +202,10 @@ func (s *stressReader) readInto(r *Reader) error {
 	for {
 		err := r.ReadInto(&rec)
 		if err == nil {
-			s.ledger.deliver(-1, rec.RawSample)
+			s.ledger.Deliver(-1, rec.RawSample)
 			continue
 		}
-		if done, bad := retry(err); done {
+		if done, bad := bpftest.Retry(err, ErrFlushed, time.Millisecond); done {
 			return bad
 		}
 	}
@@ -371,7 +221,7 @@ func (s *stressReader) peekConsume(r *Reader) error {
 	)
 	for {
 		if err := r.PeekInto(&rec); err != nil {
-			if done, bad := retry(err); done {
+			if done, bad := bpftest.Retry(err, ErrFlushed, time.Millisecond); done {
 				return bad
 			}
 			continue
@@ -382,7 +232,7 @@ func (s *stressReader) peekConsume(r *Reader) error {
 		}
 		switch err := r.Consume(); {
 		case err == nil:
-			s.ledger.deliver(-1, sample)
+			s.ledger.Deliver(-1, sample)
 		case errors.Is(err, ErrClosed):
 			return nil
 		default:
@@ -451,7 +301,7 @@ func (s *stressReader) run(t *testing.T, consumers []func() error, lifetime time
 	close(stopChaos)
 	ended := make(chan struct{})
 	go func() { running.Wait(); close(ended) }()
-	receive(t, ended, 10*time.Second, "a consumer, after Close,")
+	bpftest.Receive(t, ended, 10*time.Second, "a consumer, after Close,")
 	for _, err := range errs {
 		t.Errorf("a consumer ended with %v", err)
 	}
@@ -464,7 +314,7 @@ func (s *stressReader) close(t *testing.T) {
 	t.Helper()
 	closed := make(chan error, 1)
 	go func() { closed <- s.rd.Close() }()
-	if err := receive(t, closed, 10*time.Second, "Close"); err != nil {
+	if err := bpftest.Receive(t, closed, 10*time.Second, "Close"); err != nil {
 		t.Errorf("Close: %v", err)
 	}
 }
@@ -473,30 +323,24 @@ func (s *stressReader) close(t *testing.T) {
 // consumers given read what is left; once everything has arrived they
 // wait on the idle ring, are woken once (a deadline removed), and must
 // not spin. Then the reader is closed.
-func (s *stressReader) drainIdle(t *testing.T, producers []*progs.Producer, consumers []func() error, what string) {
+func (s *stressReader) drainIdle(t *testing.T, consumers []func() error, what string) {
 	t.Helper()
 	s.ledger.readerOpened(t, s.rd.startPositions())
 	ended := make(chan error, len(consumers))
 	for _, consume := range consumers {
 		go func() { ended <- consume() }()
 	}
-	for start := time.Now(); !s.ledger.complete(t, producers); time.Sleep(10 * time.Millisecond) {
+	for start := time.Now(); !s.ledger.Complete(t); time.Sleep(10 * time.Millisecond) {
 		if time.Since(start) > 10*time.Second {
 			s.close(t)
-			s.ledger.check(t, producers)
+			s.ledger.Check(t)
 			t.Fatal("the last reader did not deliver every record left within 10 s")
 		}
 	}
 	s.rd.SetDeadline(time.Time{}) // a wake-up for every waiter
-	stillWaiting(t, ended, 100*time.Millisecond, "a consumer of the drained ring")
-	checkIdleCPU(t, what)
-	stillWaiting(t, ended, 0, "a consumer, while CPU was measured,")
-	s.close(t)
-	for range consumers {
-		if err := receive(t, ended, 5*time.Second, "a consumer of the last reader, after Close,"); err != nil {
-			t.Errorf("a consumer of the last reader ended with %v", err)
-		}
-	}
+	// A consumer ends with nil after Close (retry), with the error that
+	// broke the contract otherwise.
+	bpftest.CheckIdleWaiters(t, what, len(consumers), ended, s.rd.Close, nil)
 }
 
 // stressLifetime is how long a round's reader lives: 10 to 200 ms.
@@ -509,22 +353,11 @@ func stressLifetime() time.Duration {
 // loop, one Peek/Consume loop and chaos, closed at a random instant.
 func TestStress(t *testing.T) {
 	bpftest.InChild(t, stressDuration(t)+2*time.Minute, func(t *testing.T) {
-		if err := progs.HaveAtomicFetch(); err != nil {
-			t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
-		}
-		moreProcs(t)
+		bpftest.SkipUnlessAtomicSequences(t, progs.HaveAtomicFetch)
+		bpftest.MoreProcs(t)
 		m := newRingMap(t, 16<<10)
-		specs := []progs.RingbufSpec{
-			{Ring: m, Size: 16, Method: progs.Output, Pattern: true},
-			{Ring: m, Size: 48, Method: progs.Reserve, Pattern: true},
-			{Ring: m, Size: 200, Method: progs.Reserve, Pattern: true},
-		}
-		producers := make([]*progs.Producer, len(specs))
-		sizes := make([]int, len(specs))
-		for i, spec := range specs {
-			producers[i], sizes[i] = newProducer(t, spec), spec.Size
-		}
-		book := newLedger(sizes...)
+		producers, shared := newProducers(t, mixedSpecs(m))
+		book := &ledger{Ledger: shared}
 		bySize := func(*Record) int { return -1 }
 		consumersOf := func(s *stressReader, r *Reader) []func() error {
 			return []func() error{s.records, s.records,
@@ -532,9 +365,9 @@ func TestStress(t *testing.T) {
 				func() error { return s.peekConsume(r) },
 			}
 		}
-		before := countResources(t)
+		before := bpftest.OpenResources(t)
 
-		stopProducing := bpftest.KeepProducing(t, producers, 2, burstyPause)
+		stopProducing := bpftest.KeepProducing(t, producers, bpftest.CPUs(t), burstyPause)
 		rounds := 0
 		for end := time.Now().Add(stressDuration(t)); time.Now().Before(end) && !t.Failed(); rounds++ {
 			r, err := NewReader(m)
@@ -545,16 +378,16 @@ func TestStress(t *testing.T) {
 			s.run(t, consumersOf(s, r), stressLifetime())
 		}
 		stopProducing()
-		t.Logf("%d rounds, %d records delivered", rounds, book.delivered)
+		t.Logf("%d rounds, %d records delivered", rounds, book.Delivered())
 
 		r, err := NewReader(m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s := &stressReader{rd: r, ledger: book, stream: bySize}
-		s.drainIdle(t, producers, consumersOf(s, r), "two Records loops, a ReadInto and a PeekInto")
-		book.check(t, producers)
-		checkNoLeaks(t, before, strconv.Itoa(rounds+1)+" readers closed")
+		s.drainIdle(t, consumersOf(s, r), "two Records loops, a ReadInto and a PeekInto")
+		book.Check(t)
+		bpftest.CheckNoLeaks(t, before, strconv.Itoa(rounds+1)+" readers closed")
 	})
 }
 
@@ -563,10 +396,8 @@ func TestStress(t *testing.T) {
 // closed at a random instant. Records are checked per ring.
 func TestStressMulti(t *testing.T) {
 	bpftest.InChild(t, stressDuration(t)+2*time.Minute, func(t *testing.T) {
-		if err := progs.HaveAtomicFetch(); err != nil {
-			t.Skipf("producers on two CPUs need atomic sequence numbers: %v", err)
-		}
-		moreProcs(t)
+		bpftest.SkipUnlessAtomicSequences(t, progs.HaveAtomicFetch)
+		bpftest.MoreProcs(t)
 		ringSizes, recordSizes := []int{16 << 10, 32 << 10, 16 << 10}, []int{16, 40, 96}
 		rings := make([]*ebpf.Map, len(ringSizes))
 		producers := make([]*progs.Producer, len(ringSizes))
@@ -574,11 +405,11 @@ func TestStressMulti(t *testing.T) {
 			rings[i] = newRingMap(t, size)
 			producers[i] = newProducer(t, progs.RingbufSpec{Ring: rings[i], Size: recordSizes[i], Pattern: true})
 		}
-		book := newLedger(recordSizes...)
+		book := &ledger{Ledger: bpftest.NewLedger(progs.CheckRecord, nil, producers, recordSizes)}
 		byRing := func(rec *Record) int { return rec.Ring }
-		before := countResources(t)
+		before := bpftest.OpenResources(t)
 
-		stopProducing := bpftest.KeepProducing(t, producers, 2, burstyPause)
+		stopProducing := bpftest.KeepProducing(t, producers, bpftest.CPUs(t), burstyPause)
 		rounds := 0
 		for end := time.Now().Add(stressDuration(t)); time.Now().Before(end) && !t.Failed(); rounds++ {
 			mr, err := NewMultiReader(rings...)
@@ -589,15 +420,15 @@ func TestStressMulti(t *testing.T) {
 			s.run(t, []func() error{s.records, s.records, s.records}, stressLifetime())
 		}
 		stopProducing()
-		t.Logf("%d rounds, %d records delivered", rounds, book.delivered)
+		t.Logf("%d rounds, %d records delivered", rounds, book.Delivered())
 
 		mr, err := NewMultiReader(rings...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s := &stressReader{rd: mr, ledger: book, stream: byRing}
-		s.drainIdle(t, producers, []func() error{s.records, s.records}, "two MultiReader Records loops")
-		book.check(t, producers)
-		checkNoLeaks(t, before, strconv.Itoa(rounds+1)+" MultiReaders closed")
+		s.drainIdle(t, []func() error{s.records, s.records}, "two MultiReader Records loops")
+		book.Check(t)
+		bpftest.CheckNoLeaks(t, before, strconv.Itoa(rounds+1)+" MultiReaders closed")
 	})
 }

@@ -81,10 +81,10 @@ func BenchmarkWrite(b *testing.B) {
 func benchWrite(b *testing.B, size int, mode string, open func(*ebpf.Map, []byte) (batchWriter, error)) {
 	bpftest.SkipIfUnavailable(b, progs.HaveUserRingbuf(), "user ring buffers")
 	m, err := progs.NewUserRing(*writeRing)
-	skipIfNoBPFBench(b, err)
+	bpftest.SkipIfNoRingBuf(b, err)
 	defer m.Close()
 	drain, err := progs.NewUserRingDrain(m, progs.DrainSum, 0)
-	skipIfNoBPFBench(b, err)
+	bpftest.SkipIfNoRingBuf(b, err)
 	defer drain.Close()
 	payload := make([]byte, size)
 	for i := range payload {

@@ -29,7 +29,7 @@ func newUserRingMap(tb testing.TB, size int) *ebpf.Map {
 	tb.Helper()
 	bpftest.SkipIfUnavailable(tb, progs.HaveUserRingbuf(), "user ring buffers")
 	m, err := progs.NewUserRing(size)
-	skipIfNoBPF(tb, err)
+	bpftest.SkipIfNoRingBuf(tb, err)
 	tb.Cleanup(func() { m.Close() })
 	return m
 }
@@ -47,7 +47,7 @@ func newTestWriter(tb testing.TB, m *ebpf.Map) *Writer {
 func newDrain(tb testing.TB, m *ebpf.Map, check progs.DrainCheck) *progs.UserRingDrain {
 	tb.Helper()
 	d, err := progs.NewUserRingDrain(m, check, 0)
-	skipIfNoBPF(tb, err)
+	bpftest.SkipIfNoRingBuf(tb, err)
 	tb.Cleanup(func() { d.Close() })
 	return d
 }
@@ -295,7 +295,7 @@ func TestWriterCatchesMisuse(t *testing.T) {
 // enough that they block, and drains running concurrently: the kernel takes every record once, each
 // producer's in order, none half written.
 func TestWriterDelivery(t *testing.T) {
-	moreProcs(t)
+	bpftest.MoreProcs(t)
 	m := newUserRingMap(t, 16<<10)
 	w := newTestWriter(t, m)
 	d := newDrain(t, m, progs.DrainSequence)
@@ -380,7 +380,7 @@ func TestWriterDelivery(t *testing.T) {
 	}
 	close(done)
 	for range 2 {
-		if err := receive(t, drained, 10*time.Second, "the drain"); err != nil {
+		if err := bpftest.Receive(t, drained, 10*time.Second, "the drain"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -414,11 +414,11 @@ func TestWriterBlockedReserveWokenByDrain(t *testing.T) {
 			ended <- err
 		}()
 	}
-	stillWaiting(t, ended, 50*time.Millisecond, "a reserve on a full ring")
-	checkIdleCPU(t, "two reserves blocked")
+	bpftest.StillWaiting(t, ended, 50*time.Millisecond, "a reserve on a full ring")
+	bpftest.CheckIdleCPU(t, "two reserves blocked")
 	drainN(t, d, 1)
 	for range 2 {
-		if err := receive(t, ended, 5*time.Second, "a reserve after a drain"); err != nil {
+		if err := bpftest.Receive(t, ended, 5*time.Second, "a reserve after a drain"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -428,9 +428,9 @@ func TestWriterBlockedReserveWokenByDrain(t *testing.T) {
 // instants, end the reserves (Reserve and ReserveBatch) blocked on a full
 // ring with their errors, while drains run now and then.
 func TestWriterEndsBlockedReserves(t *testing.T) {
-	moreProcs(t)
+	bpftest.MoreProcs(t)
 	m := newUserRingMap(t, 4096)
-	before := countResources(t)
+	before := bpftest.OpenResources(t)
 	for round := range 30 {
 		w, err := NewWriter(m)
 		if err != nil {
@@ -487,7 +487,7 @@ func TestWriterEndsBlockedReserves(t *testing.T) {
 			d.Drain() // some reserve gets space and blocks again
 		}
 		for range blocked {
-			if err := receive(t, ended, 5*time.Second, "a blocked reserve"); !errors.Is(err, want) {
+			if err := bpftest.Receive(t, ended, 5*time.Second, "a blocked reserve"); !errors.Is(err, want) {
 				t.Fatalf("round %d: blocked reserve ended with %v, want %v", round, err, want)
 			}
 		}
@@ -501,13 +501,13 @@ func TestWriterEndsBlockedReserves(t *testing.T) {
 		}
 		d.Close()
 	}
-	checkNoLeaks(t, before, "30 writers closed with reserves blocked")
+	bpftest.CheckNoLeaks(t, before, "30 writers closed with reserves blocked")
 }
 
 func TestWriterClose(t *testing.T) {
 	m := newUserRingMap(t, 4096)
 	d := newDrain(t, m, progs.DrainSequence)
-	before := countResources(t)
+	before := bpftest.OpenResources(t)
 	w, err := NewWriter(m)
 	if err != nil {
 		t.Fatal(err)
@@ -524,7 +524,7 @@ func TestWriterClose(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	checkNoLeaks(t, before, "a closed Writer")
+	bpftest.CheckNoLeaks(t, before, "a closed Writer")
 	// Writing a stale slice after Close must not fault, nor reach the map.
 	for i := range stale {
 		stale[i] = 0xff
@@ -563,7 +563,7 @@ func TestWriterClose(t *testing.T) {
 // Submit succeeded, each whole.
 func TestWriterCloseDuringWrites(t *testing.T) {
 	bpftest.InChild(t, 2*time.Minute, func(t *testing.T) {
-		moreProcs(t)
+		bpftest.MoreProcs(t)
 		m := newUserRingMap(t, 16<<10)
 		for round := range 40 {
 			d := newDrain(t, m, progs.DrainSequence)
@@ -624,7 +624,7 @@ func TestWriterCloseDuringWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			for range producers {
-				if err := receive(t, ended, 5*time.Second, "a producer after Close"); !errors.Is(err, ErrClosed) {
+				if err := bpftest.Receive(t, ended, 5*time.Second, "a producer after Close"); !errors.Is(err, ErrClosed) {
 					t.Fatalf("round %d: producer ended with %v, want ErrClosed", round, err)
 				}
 			}
@@ -656,7 +656,7 @@ func mapped(t *testing.T, addr uintptr) bool {
 // took its data area's place.
 func TestWriterCleanup(t *testing.T) {
 	m := newUserRingMap(t, 4096)
-	before := countResources(t)
+	before := bpftest.OpenResources(t)
 	dataArea := func(closeIt bool) uintptr {
 		w, err := NewWriter(m)
 		if err != nil {
@@ -673,7 +673,7 @@ func TestWriterCleanup(t *testing.T) {
 	}
 	for _, closeIt := range []bool{false, true} {
 		addr := dataArea(closeIt)
-		for i := 0; mapped(t, addr) || countResources(t) != before; i++ {
+		for i := 0; mapped(t, addr) || bpftest.OpenResources(t) != before; i++ {
 			if i == 100 {
 				t.Fatalf("closed %v: the Writer's memory at %#x or its fds outlive it", closeIt, addr)
 			}

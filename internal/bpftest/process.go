@@ -7,17 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/ebpf-zc/ebpf/internal/cpustat"
 )
 
-// The process-level helpers of the stress tests of ringbuf and perf:
-// child processes for tests that may fault, producers that keep a buffer
-// busy.
+// The process-level helpers of the tests of ringbuf and perf: child
+// processes for tests that may fault, and enough Ps for the producers and
+// the readers of a stress test.
 
 // childEnv names the test that a re-executed test binary runs as a child.
 const childEnv = "BPFTEST_CHILD"
@@ -79,51 +77,11 @@ func excerpt(output string) string {
 	return strings.Join(lines[:min(len(lines), 40)], "\n") + "\n...\n" + tail(output, 10)
 }
 
-// Producer is a program that produces records each time it runs, as
-// internal/progs builds them.
-type Producer interface {
-	Run(times int) error
-}
-
-// KeepProducing runs every producer in bursts of 50 runs, on CPU 0, or on
-// CPU 0 and CPU 1 with cpus 2, sleeping pause() between bursts if pause
-// is not nil, until stop is called (or the test ends); stop returns when
-// the producers have stopped. A full ring drops records: the producers
-// count them.
-func KeepProducing[P Producer](tb testing.TB, producers []P, cpus int, pause func() time.Duration) (stop func()) {
-	tb.Helper()
-	done := make(chan struct{})
-	var producing sync.WaitGroup
-	for _, p := range producers {
-		for cpu := range cpus {
-			producing.Add(1)
-			go func() {
-				defer producing.Done()
-				if unpin, err := cpustat.Pin(cpu); err == nil {
-					defer unpin()
-				}
-				for {
-					select {
-					case <-done:
-						return
-					default:
-					}
-					if err := p.Run(50); err != nil {
-						tb.Error(err)
-						return
-					}
-					if pause != nil {
-						time.Sleep(pause())
-					}
-				}
-			}()
-		}
-	}
-	var once sync.Once
-	stop = func() {
-		once.Do(func() { close(done) })
-		producing.Wait()
-	}
-	tb.Cleanup(stop)
-	return stop
+// MoreProcs gives the rest of t at least four Ps. A producer in its
+// test-run syscall keeps its P until sysmon takes it back, milliseconds
+// later: with the two Ps of a two-CPU machine, the readers and closers of
+// a test would take turns on the other one.
+func MoreProcs(t *testing.T) {
+	prev := runtime.GOMAXPROCS(max(4, runtime.GOMAXPROCS(0)))
+	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
 }
