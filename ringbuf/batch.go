@@ -2,9 +2,9 @@ package ringbuf
 
 import "iter"
 
-// Batch is a run of records of one ring claimed by a loop of Batches: at
+// Batch is a run of records of one ring claimed by a loop of [Reader.Batches]: at
 // most min(size/8, 256 KiB) and the record crossing it. It belongs to the
-// loop's body; once the loop has ended, its Samples yield nothing.
+// loop's body; once the loop has ended, its [Batch.Samples] yield nothing.
 type Batch struct {
 	ring     *ring
 	index    int // the ring's index in the engine
@@ -17,7 +17,7 @@ type Batch struct {
 	ahead    header // what the look-ahead and stream loads read
 }
 
-// Ring is where the batch's records come from, as Record.Ring.
+// Ring is where the batch's records come from, as [Record.Ring].
 func (b *Batch) Ring() int { return b.key }
 
 // Samples returns an iterator over the batch's samples, read-only views
@@ -70,7 +70,7 @@ const (
 )
 
 // Batches returns an iterator over batches of the ring's records, with
-// the guarantees of Records and the speed of a hand-written walk: Records
+// the guarantees of [Reader.Records] and the speed of a hand-written walk: Records
 // calls the loop body once a record, Batches once a batch.
 func (r *Reader) Batches() iter.Seq2[*Batch, error] {
 	if r.copyOnly != nil {

@@ -11,18 +11,18 @@ import (
 
 var (
 	// ErrClosed is returned by reads and iterations on a closed Reader:
-	// cilium/ebpf's ringbuf.ErrClosed (os.ErrClosed).
+	// cilium/ebpf's ringbuf.ErrClosed ([os.ErrClosed]).
 	ErrClosed = upstream.ErrClosed
-	// ErrFlushed ends a read or iteration that Flush interrupted, once the
+	// ErrFlushed ends a read or iteration that [Reader.Flush] interrupted, once the
 	// ring is empty: cilium/ebpf's ringbuf.ErrFlushed.
 	ErrFlushed = upstream.ErrFlushed
 	// ErrCorrupt is returned when the ring's positions or a record header
 	// contradict the kernel's layout; the Reader stops at the bad record.
-	// It matches io.ErrUnexpectedEOF, cilium/ebpf's error then.
+	// It matches [io.ErrUnexpectedEOF], cilium/ebpf's error then.
 	ErrCorrupt error = sentinel.New("ring buffer corrupt", io.ErrUnexpectedEOF)
-	// ErrNotPeeked is returned by Consume when no record is peeked.
+	// ErrNotPeeked is returned by [Reader.Consume] when no record is peeked.
 	ErrNotPeeked = errors.New("no record peeked")
-	// ErrConcurrentPeek is returned by PeekInto while another PeekInto runs
+	// ErrConcurrentPeek is returned by [Reader.PeekInto] while another PeekInto runs
 	// or a peeked record is not yet consumed; nothing is read or consumed.
 	ErrConcurrentPeek = errors.New("concurrent use of Peek: a record is peeked or being peeked")
 )

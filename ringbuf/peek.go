@@ -4,7 +4,7 @@ import (
 	"fmt"
 )
 
-// Peek returns the next record without consuming it. See PeekInto.
+// Peek returns the next record without consuming it. See [Reader.PeekInto].
 func (r *Reader) Peek() (Record, error) {
 	var rec Record
 	err := r.PeekInto(&rec)
@@ -13,8 +13,9 @@ func (r *Reader) Peek() (Record, error) {
 
 // PeekInto sets rec to the next record without consuming it: RawSample
 // is a read-only view of the ring, its capacity its length, valid until
-// Consume, also across Close; Read and Records return the records after
-// it. One goroutine peeks at a time (ErrConcurrentPeek). It blocks as Read.
+// [Reader.Consume], also across Close; Read and Records return the records
+// after it. One goroutine peeks at a time ([ErrConcurrentPeek]). It blocks
+// as [Reader.Read].
 func (r *Reader) PeekInto(rec *Record) error {
 	if r.copyOnly != nil {
 		return errCopyOnly
@@ -101,7 +102,7 @@ func (r *Reader) peekLocked(rec *Record) error {
 
 // Consume consumes the peeked record and ends its view; when it returns,
 // the kernel knows the record's space is free, also after Close. It
-// returns ErrNotPeeked if no record is peeked (ErrClosed once closed).
+// returns [ErrNotPeeked] if no record is peeked ([ErrClosed] once closed).
 func (r *Reader) Consume() error {
 	if r.copyOnly != nil {
 		return errCopyOnly

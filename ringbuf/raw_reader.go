@@ -11,14 +11,14 @@ import (
 
 // RawReader reads a ring buffer in place, for one goroutine at a time: the
 // API of cilium/ebpf main's RawReader. Samples are views of the ring,
-// handed out inside a lease (WithLease) and valid until the lease commits
+// handed out inside a lease ([RawReader.WithLease]) and valid until the lease commits
 // them or ends.
 //
 // A second goroutine that calls WithLease while a lease runs gets an
 // error, and so does a Lease used after its WithLease returned. Close,
 // Flush and SetDeadline may be called from any goroutine at any time, also
 // while a lease waits for samples, and Close also from inside a lease.
-// Use Reader to read from several goroutines.
+// Use [Reader] to read from several goroutines.
 type RawReader struct {
 	rd *Reader // its engine, mapping and cleanup; its own methods go unused
 	// leaseID counts the leases begun and ended: it is odd while a lease
@@ -44,7 +44,7 @@ type leaseState struct {
 // Lease used after its WithLease returned. Nothing is read or committed.
 var errConcurrent = errors.New("concurrent use of RawReader")
 
-// NewRawReader creates a RawReader for a ring buffer map. Like NewReader,
+// NewRawReader creates a RawReader for a ring buffer map. Like [NewReader],
 // it starts at the consumer position the map holds.
 func NewRawReader(m *ebpf.Map) (*RawReader, error) {
 	rd, err := NewReader(m)
@@ -57,8 +57,8 @@ func NewRawReader(m *ebpf.Map) (*RawReader, error) {
 	return &RawReader{rd: rd, leaseState: &leaseState{}}, nil
 }
 
-// WithLease calls fn with a Lease on the ring: fn reads samples with
-// Lease.ReadSample and commits them with Lease.Commit, batching commits if
+// WithLease calls fn with a [Lease] on the ring: fn reads samples with
+// [Lease.ReadSample] and commits them with [Lease.Commit], batching commits if
 // it likes. The Lease is valid until fn returns; then what fn read and did
 // not commit is committed, also if fn panics. WithLease returns fn's
 // error, ErrClosed if the reader is closed, or an error if a lease is
@@ -128,7 +128,7 @@ func (s Lease) enter() error {
 // ReadSample returns the next sample, a view of the ring, read-only, with
 // its capacity equal to its length, and remain, how many bytes at least
 // the ring held after it. Samples the producer discarded are skipped. The
-// view is valid until Commit or the end of the lease, as in cilium/ebpf
+// view is valid until [Lease.Commit] or the end of the lease, as in cilium/ebpf
 // main, with one exception that lets a lease wait without polling: the
 // kernel wakes a reader only once it has consumed everything before a new
 // record, so a ReadSample that finds the ring empty commits before it
@@ -139,7 +139,7 @@ func (s Lease) enter() error {
 // Close is called, and commits before it returns an error: those of
 // Reader.Read, os.ErrDeadlineExceeded, ErrFlushed (once every sample in
 // the ring was read), ErrClosed (after the samples the lease had claimed
-// when Close was called), ErrCorrupt.
+// when Close was called), [ErrCorrupt].
 func (s Lease) ReadSample() (data []byte, remain int, err error) {
 	if err := s.enter(); err != nil {
 		return nil, 0, err
@@ -252,11 +252,11 @@ func (rr *RawReader) AvailableBytes() int {
 	return rr.rd.AvailableBytes()
 }
 
-// SetDeadline is Reader.SetDeadline: ReadSample returns
+// SetDeadline is [Reader.SetDeadline]: ReadSample returns
 // os.ErrDeadlineExceeded after t, also if it is already waiting.
 func (rr *RawReader) SetDeadline(t time.Time) { rr.rd.SetDeadline(t) }
 
-// Flush is Reader.Flush: a ReadSample that waits (or, with none, the next
+// Flush is [Reader.Flush]: a ReadSample that waits (or, with none, the next
 // that finds the ring empty) returns ErrFlushed once the ring is empty.
 func (rr *RawReader) Flush() error { return rr.rd.Flush() }
 

@@ -1,14 +1,15 @@
 package ringbuf
 
 // Read returns the next record, copied. It blocks until a record arrives,
-// the deadline passes, Flush or Close is called.
+// the deadline passes ([Reader.SetDeadline]), [Reader.Flush] or
+// [Reader.Close] is called.
 func (r *Reader) Read() (Record, error) {
 	var rec Record
 	err := r.ReadInto(&rec)
 	return rec, err
 }
 
-// ReadInto is Read into rec, reusing rec.RawSample's memory unless it is
+// ReadInto is [Reader.Read] into rec, reusing rec.RawSample's memory unless it is
 // a view; when it returns, the kernel knows the record's space is free.
 func (r *Reader) ReadInto(rec *Record) error {
 	if r.copyOnly != nil {

@@ -7,7 +7,7 @@ import "iter"
 // copy what must outlive it. A record is consumed when the body returns,
 // also on break and panic. The loop blocks while the ring is empty and
 // ends with one last pair carrying the error that stopped it:
-// os.ErrDeadlineExceeded, ErrFlushed once the ring is empty, ErrClosed
+// [os.ErrDeadlineExceeded], [ErrFlushed] once the ring is empty, [ErrClosed]
 // (after the rest of the batch the loop holds). Several goroutines may
 // range over it at once, each record yielded to one of them; the package
 // doc says when the kernel learns what a loop consumed.

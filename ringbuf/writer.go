@@ -64,8 +64,9 @@ const maxDynptrSize = 1<<24 - 1
 // Writer writes records to a BPF_MAP_TYPE_USER_RINGBUF map, from which a
 // BPF program takes them with bpf_user_ringbuf_drain.
 //
-// Reserve hands out space in the ring to be filled in place; Submit makes
-// it visible to the kernel, Discard drops it. Write copies a record in one
+// [Writer.Reserve] hands out space in the ring to be filled in place;
+// [Writer.Submit] makes it visible to the kernel, [Writer.Discard]
+// drops it. [Writer.Write] copies a record in one
 // call. All methods may be called from any goroutine at any time, and
 // reservations may be submitted in any order: the kernel takes records in
 // the order they were reserved, stopping at the first one not yet
@@ -103,7 +104,7 @@ func (res *writerResources) free() error {
 }
 
 // Reservation is space for one record, reserved in the ring by
-// Writer.Reserve and outstanding until Submit or Discard, which either
+// [Writer.Reserve] and outstanding until Submit or Discard, which either
 // Writer method accepts exactly once.
 //
 // It is 32 bytes, so that the compiler keeps it in registers: a larger
@@ -185,11 +186,11 @@ func (w *Writer) freeLocked() uint64 {
 }
 
 // Reserve reserves n bytes in the ring for a record, to be filled through
-// the returned Reservation's RawSample and then passed to Submit or
-// Discard. Until then the kernel takes no record reserved after it.
+// the returned [Reservation]'s RawSample and then passed to
+// [Writer.Submit] or [Writer.Discard]. Until then the kernel takes no record reserved after it.
 //
 // With the ring too full, Reserve waits until a drain frees enough space,
-// and returns ErrClosed after Close, ErrFlushed after Flush, or
+// and returns [ErrClosed] after Close, [ErrFlushed] after Flush, or
 // os.ErrDeadlineExceeded once the deadline passes. A drain run with
 // BPF_RB_NO_WAKEUP wakes nobody: set a deadline, or call Flush. A record
 // the ring can never hold fails at once with ErrRecordTooLarge.
@@ -212,7 +213,7 @@ func (w *Writer) Reserve(n int) (Reservation, error) {
 
 // ReserveBatch reserves up to len(rs) records of n bytes each, one after
 // the other in the ring, and stores them in rs: as many as fit, at least
-// one, waiting for space as Reserve does. It returns how many it
+// one, waiting for space as [Writer.Reserve] does. It returns how many it
 // reserved; each is submitted or discarded on its own, in any order.
 // With len(rs) == 0 it returns 0 at once.
 //
