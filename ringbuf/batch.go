@@ -14,7 +14,7 @@ type Batch struct {
 	limit    uint64 // the walk ends at the first record boundary from here
 	producer uint64 // producer position when claimed
 	holding  bool
-	ahead    header // what the look-ahead and stream loads read
+	ahead    header // what the stream loads read, kept
 }
 
 // Ring is where the batch's records come from, as [Record.Ring].
@@ -25,11 +25,6 @@ func (b *Batch) Ring() int { return b.key }
 // consumed once handed out; those not reached go back to the reader. It
 // takes no lock and calls nothing, so it inlines with its loop body.
 func (b *Batch) Samples() iter.Seq[[]byte] {
-	return b.walk(true)
-}
-
-// walk is Samples' loop; Records' walks without the look-ahead.
-func (b *Batch) walk(lookAhead bool) iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		if !b.holding {
 			return // the loop ended: its records went back, its ring may be unmapped
@@ -42,9 +37,6 @@ func (b *Batch) walk(lookAhead bool) iter.Seq[[]byte] {
 			total := h.total()
 			if h.busy() || total > end-p {
 				break // a producer is still writing it, or corrupt: the loop's end tells which
-			}
-			if lookAhead && total >= lookAheadMinStep {
-				ahead |= area.headerAt(p + lookAheadRecords*total)
 			}
 			ahead |= header(area.loadLines(p, total, walkStreamMax))
 			next := p + total
@@ -59,15 +51,6 @@ func (b *Batch) walk(lookAhead bool) iter.Seq[[]byte] {
 		b.pos, b.ahead = p, ahead
 	}
 }
-
-// Look-ahead: for records of lookAheadMinStep bytes or more, Samples also
-// loads the header lookAheadRecords records on, guessing they are as long,
-// so that two misses are in flight; the guess is never trusted, only kept
-// (Batch.ahead) so that it is not compiled away (docs/batch-walk.md).
-const (
-	lookAheadRecords = 2
-	lookAheadMinStep = 256
-)
 
 // Batches returns an iterator over batches of the ring's records, with
 // the guarantees of [Reader.Records] and the speed of a hand-written walk: Records

@@ -27,9 +27,7 @@ func (e *engine) records(yield func(*Record, error) bool) {
 			return
 		}
 		rec.Ring = b.key
-		// No look-ahead load: with a call to the body in every pass, the core
-		// cannot run ahead of its miss, and it only stalls (docs/batch-walk.md).
-		for sample := range b.walk(false) {
+		for sample := range b.Samples() {
 			rec.RawSample = sample
 			rec.Remaining = int(b.producer - b.pos)
 			if !yield(&rec, nil) {
