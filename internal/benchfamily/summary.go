@@ -52,6 +52,8 @@ const (
 type Column struct {
 	Mode, Base    string
 	Filter, Label string
+	// Hidden columns are not printed; the section's verdict weighs them.
+	Hidden bool
 }
 
 // Values are the values of each key in each benchmark's names in a

@@ -37,7 +37,7 @@ func newSection(s benchfamily.Section, v benchfamily.Values) *section {
 		sec.verdict = ringbufVerdict
 	}
 	for _, c := range s.ColumnsOf(v) {
-		sec.cols = append(sec.cols, column{mode: c.Mode, base: c.Base, filter: c.Filter, label: c.Label})
+		sec.cols = append(sec.cols, column{mode: c.Mode, base: c.Base, filter: c.Filter, label: c.Label, hidden: c.Hidden})
 	}
 	return sec
 }

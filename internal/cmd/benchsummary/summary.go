@@ -16,6 +16,7 @@ import (
 type column struct {
 	mode, base    string
 	filter, label string
+	hidden        bool // weighed by the verdict, not printed
 }
 
 // id names the column's cells.
@@ -99,11 +100,12 @@ func (s *section) render(w io.Writer, benchstat []string, file string) error {
 	for _, r := range rows {
 		rowWidth = max(rowWidth, utf8.RuneCountInString(r.row))
 	}
+	shown := slices.DeleteFunc(slices.Clone(s.cols), func(c column) bool { return c.hidden })
 	colWidth := 6
-	for _, c := range s.cols {
+	for _, c := range shown {
 		colWidth = max(colWidth, len(s.label(c)), len(s.baseName(c.base))+1)
 	}
-	colWidth = min(colWidth, (width-rowWidth-1)/len(s.cols)-1)
+	colWidth = min(colWidth, (width-rowWidth-1)/len(shown)-1)
 
 	var tables []string
 	for _, r := range rows {
@@ -121,12 +123,12 @@ func (s *section) render(w io.Writer, benchstat []string, file string) error {
 			fmt.Fprintf(w, "\n%s%s\n", strings.TrimPrefix(table, "/"), unit)
 		}
 		fmt.Fprint(w, pad("", rowWidth))
-		for _, c := range s.cols {
+		for _, c := range shown {
 			fmt.Fprint(w, " ", pad(clip(s.label(c), colWidth), colWidth))
 		}
 		fmt.Fprintln(w)
 		fmt.Fprint(w, pad(s.rowHeader, rowWidth))
-		for _, c := range s.cols {
+		for _, c := range shown {
 			fmt.Fprint(w, " ", pad(clip("/"+s.baseName(c.base), colWidth), colWidth))
 		}
 		fmt.Fprintln(w)
@@ -135,7 +137,7 @@ func (s *section) render(w io.Writer, benchstat []string, file string) error {
 				continue
 			}
 			fmt.Fprint(w, pad(r.row, rowWidth))
-			for _, c := range s.cols {
+			for _, c := range shown {
 				v, ok := cells[cellKey{table: r.table, unit: r.unit, row: r.row, col: c.id()}]
 				text := "-"
 				if ok {
