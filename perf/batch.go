@@ -1,8 +1,12 @@
 package perf
 
-// batch is a claim on one CPU's buffer: a loop's, walked outside the
-// mutex, or a read's, under it.
-type batch struct {
+import "iter"
+
+// Batch is a run of records of one CPU's buffer claimed by a loop of
+// [Reader.Batches]: at most min(size/8, 256 KiB) and the record crossing
+// it. It belongs to the loop's body; once the loop has ended, its
+// [Batch.Samples] iterator yields nothing.
+type Batch struct {
 	c       *consumer
 	index   int // c's in engine.consumers
 	claim   claim
@@ -11,29 +15,143 @@ type batch struct {
 	bias    uint64 // the consumer's, when claimed
 	head    uint64 // the consumer's, when claimed
 	holding bool
-	err     error // the walk stopped at a corrupt record
+	err     error   // the walk stopped at a corrupt record
+	scratch *[]byte // the copy of a sample that wraps: the loop's, or ReadInto's
+	lost    uint64  // what LostSamples returns
+	unknown error   // a record of an unknown type Samples stopped after, for the loop to yield
+}
+
+// CPU returns the CPU whose buffer holds the batch's records, as
+// [Record.CPU].
+func (b *Batch) CPU() int { return b.c.cpu }
+
+// LostSamples returns how many samples the kernel reported lost in the
+// records [Batch.Samples] has walked past since the loop yielded b, as
+// [Record.LostSamples] adds up: read it after the samples.
+func (b *Batch) LostSamples() uint64 { return b.lost }
+
+// Samples returns an iterator over the batch's samples, read-only views
+// of the CPU's buffer valid until the Batches loop's body returns (a copy
+// in the loop's memory if it wraps around the buffer's end). A sample is
+// consumed once handed out; those not reached go back to the reader.
+// Records of lost samples are counted ([Batch.LostSamples]), not yielded;
+// a record of an unknown type ends the samples, and the loop yields its
+// error ([IsUnknownEvent]) and then the batch's records after it. Samples
+// takes no lock and makes no call but the body's, so it inlines with its
+// loop body.
+func (b *Batch) Samples() iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		if !b.holding || b.unknown != nil {
+			return // the loop ended (its buffer may be unmapped), or must yield the error first
+		}
+		buf := b.c.buf
+		p, limit, end, bias := b.pos, b.limit, b.claim.End, b.bias
+		for p < limit {
+			h := buf.headerAt(p - bias)
+			size := uint64(h.size)
+			if size < sampleHeaderSize || size%recordAlign != 0 || size > end-p || h.typ != recordSample {
+				// Rare: lost samples, an unknown type, a bad or cut record.
+				if !b.skip(p) {
+					return
+				}
+				p = b.pos
+				continue
+			}
+			length := buf.u32At(p - bias + headerSize)
+			if uint64(length) > size-sampleHeaderSize {
+				b.corruptAt(p)
+				return
+			}
+			next := p + size
+			b.pos = next // consumed once handed out, whatever the body does
+			if !yield(buf.view(p-bias+sampleHeaderSize, length, b.scratch)) {
+				return
+			}
+			p = next
+		}
+		b.pos = p
+	}
+}
+
+// skip is Samples' walk past the record at p, not a well-formed sample: a
+// record of lost samples is counted; ok false stops the walk, at a record
+// of an unknown type (consumed) or at the end of what can be read.
+func (b *Batch) skip(p uint64) (ok bool) {
+	got, ok := b.other(p)
+	switch {
+	case !ok:
+		return false
+	case got.typ != recordLost:
+		b.unknown = &unknownEventError{got.typ}
+		return false
+	}
+	b.lost += got.lost
+	return true
+}
+
+// Batches returns an iterator over batches of the buffers' records, with
+// the guarantees of [Reader.Records] and the speed of a hand-written walk:
+// Records calls the loop body once a record, Batches once a batch, whose
+// [Batch.Samples] loop the compiler inlines into the body. A batch holds
+// records of one CPU ([Batch.CPU]) in the kernel's order; CPUs take turns
+// a batch at a time. Several goroutines may range at once, each record
+// going to one of them. Lost samples are counted per batch
+// ([Batch.LostSamples]); a record of an unknown type comes as an error
+// that does not end the loop ([IsUnknownEvent]). The loop ends with one
+// last pair carrying the error that stopped it, as Records does.
+func (r *Reader) Batches() iter.Seq2[*Batch, error] {
+	return r.batches
+}
+
+// batches is the engine's batch loop, handing the body each batch, and
+// again what follows a record of an unknown type after its error.
+func (e *engine) batches(yield func(*Batch, error) bool) {
+	l := &batchLoop{e: e}
+	e.core.Loop(l, func(err error) bool {
+		if err != nil {
+			return yield(nil, err)
+		}
+		for {
+			l.lost = 0
+			if !yield(&l.Batch, nil) {
+				return false
+			}
+			unknown := l.unknown
+			if unknown == nil {
+				return true
+			}
+			l.unknown = nil
+			if !yield(nil, unknown) {
+				return false
+			}
+			if l.pos >= l.limit {
+				return true
+			}
+		}
+	})
 }
 
 // claimLocked claims a batch of buffer i: a returned claim whole, else
-// what is produced, all of it if alone, else up to batchBytes.
-func (e *engine) claimLocked(i int, alone bool) (batch, bool, error) {
+// what is produced, all of it if alone, else up to batchBytes; a sample
+// that wraps is copied into scratch.
+func (e *engine) claimLocked(i int, alone bool, scratch *[]byte) (Batch, bool, error) {
 	c := &e.consumers[i]
 	var cl claim
 	switch r, returned := c.claims.Returned(); {
 	case c.overwrite && !e.paused:
-		return batch{}, false, ErrMustBePaused
+		return Batch{}, false, ErrMustBePaused
 	case c.err != nil:
-		return batch{}, false, c.err
+		return Batch{}, false, c.err
 	case returned:
 		cl = c.claims.Take(r.Start, r.End, true)
 	case !c.produced():
-		return batch{}, false, c.err
+		return Batch{}, false, c.err
 	case alone:
 		cl = c.claims.Hold(c.head)
 	default:
 		cl = c.claims.Hold(c.scan(c.claims.Pos(), c.head))
 	}
-	return batch{
+	return Batch{
 		c:       c,
 		index:   i,
 		claim:   cl,
@@ -42,11 +160,12 @@ func (e *engine) claimLocked(i int, alone bool) (batch, bool, error) {
 		bias:    c.bias,
 		head:    c.head,
 		holding: true,
+		scratch: scratch,
 	}, true, nil
 }
 
 // releaseLocked ends b: what the walk did not reach goes back; publishes.
-func (b *batch) releaseLocked() (gaveBack bool) {
+func (b *Batch) releaseLocked() (gaveBack bool) {
 	c := b.c
 	b.holding = false
 	if b.err != nil && c.err == nil {
@@ -57,11 +176,11 @@ func (b *batch) releaseLocked() (gaveBack bool) {
 	return gaveBack
 }
 
-// walk yields b's records from b.pos up to b.limit or a corrupt record,
-// and reports whether the body asked for more: one header load a record,
-// a size load a sample, every read inside the claim whatever the buffer
-// holds.
-func (b *batch) walk(rec *Record, scratch *[]byte, yield func(*Record, error) bool) bool {
+// walkRecords yields b's records from b.pos up to b.limit or a corrupt
+// record, as Records and ReadInto hand them out, and reports whether the
+// body asked for more: one header load a record, a size load a sample,
+// every read inside the claim whatever the buffer holds.
+func (b *Batch) walkRecords(rec *Record, yield func(*Record, error) bool) bool {
 	buf := b.c.buf
 	rec.CPU = b.c.cpu
 	p, limit, end, bias := b.pos, b.limit, b.claim.End, b.bias
@@ -70,21 +189,30 @@ func (b *batch) walk(rec *Record, scratch *[]byte, yield func(*Record, error) bo
 		size := uint64(h.size)
 		if size < sampleHeaderSize || size%recordAlign != 0 || size > end-p || h.typ != recordSample {
 			// Rare: lost samples, an unknown type, a bad or cut record.
-			next, more, ok := b.other(rec, p, yield)
+			got, ok := b.other(p)
 			if !ok {
-				return more
+				return true
 			}
-			p = next
+			var more bool
+			if got.typ != recordLost {
+				more = yield(nil, &unknownEventError{got.typ})
+			} else {
+				rec.RawSample, rec.LostSamples, rec.Remaining = nil, got.lost, b.remaining(b.pos)
+				more = yield(rec, nil)
+			}
+			if !more {
+				return false
+			}
+			p = b.pos
 			continue
 		}
 		length := buf.u32At(p - bias + headerSize)
 		if uint64(length) > size-sampleHeaderSize {
-			_, err := buf.parse(p-bias, end-p)
-			b.err = b.c.cpuErr(err)
-			break
+			b.corruptAt(p)
+			return true
 		}
 		next := p + size
-		rec.RawSample = buf.view(p-bias+sampleHeaderSize, length, scratch)
+		rec.RawSample = buf.view(p-bias+sampleHeaderSize, length, b.scratch)
 		rec.LostSamples = 0
 		rec.Remaining = b.remaining(next)
 		b.pos = next // consumed once handed out, whatever the body does
@@ -97,46 +225,52 @@ func (b *batch) walk(rec *Record, scratch *[]byte, yield func(*Record, error) bo
 	return true
 }
 
-// other handles a record at p that is not a well-formed sample: ok false
-// stops the walk (more: the body asked for more), else next is past it.
-func (b *batch) other(rec *Record, p uint64, yield func(*Record, error) bool) (next uint64, more, ok bool) {
+// other reads the record at p that is not a well-formed sample and
+// consumes it (b.pos past it); ok false stops the walk: the end of an
+// overwritable window, or a corrupt record.
+func (b *Batch) other(p uint64) (got record, ok bool) {
 	got, err := b.c.buf.parse(p-b.bias, b.claim.End-p)
 	switch {
 	case err != nil && b.c.overwrite:
 		b.pos = b.claim.End // cut short by the wrap (abi.go): the window ends
-		return 0, true, false
+		return got, false
 	case err != nil:
 		b.pos, b.err = p, b.c.cpuErr(err)
-		return 0, true, false
+		return got, false
 	}
-	next = p + got.size
-	b.pos = next
-	if got.typ != recordLost {
-		more = yield(nil, &unknownEventError{got.typ})
-	} else {
-		rec.RawSample, rec.LostSamples, rec.Remaining = nil, got.lost, b.remaining(next)
-		more = yield(rec, nil)
-	}
-	return next, more, more
+	b.pos = p + got.size
+	return got, true
+}
+
+// corruptAt stops the walk at the sample at p, whose size field does not
+// fit its record.
+func (b *Batch) corruptAt(p uint64) {
+	_, err := b.c.buf.parse(p-b.bias, b.claim.End-p)
+	b.pos, b.err = p, b.c.cpuErr(err)
 }
 
 // remaining is Record.Remaining after a record ending at end.
-func (b *batch) remaining(end uint64) int {
+func (b *Batch) remaining(end uint64) int {
 	if b.c.overwrite {
 		return -1
 	}
 	return int(b.head - end)
 }
 
-// batchLoop is a loop's batch, a readers.Batcher.
+// batchLoop is a loop's batch, a readers.Batcher, for Records and
+// Batches.
 type batchLoop struct {
 	e *engine
-	batch
+	Batch
+	wrapped []byte // a sample that wraps around a buffer's end
 }
 
 // Claim claims a batch of CPU i's buffer.
 func (l *batchLoop) Claim(i int, alone bool) (ok, busy bool, err error) {
-	l.batch, ok, err = l.e.claimLocked(i, alone)
+	b, ok, err := l.e.claimLocked(i, alone, &l.wrapped)
+	if ok { // else the batch the loop ended keeps its CPU
+		l.Batch = b
+	}
 	return ok, false, err
 }
 

@@ -22,8 +22,8 @@ var (
 
 // BenchmarkRead drains perf buffers that a test-run program filled on the
 // benchmark's CPU, each mode in turn (cilium/ebpf's ReadInto, ours, our
-// Records), every reader with a watermark of half a buffer; an op is one
-// record. The fill is not timed; the count and the sum of what each mode
+// Records, our Batches), every reader with a watermark of half a buffer;
+// an op is one record. The fill is not timed; the count and the sum of what each mode
 // touched are checked.
 func BenchmarkRead(b *testing.B) {
 	sizes, err := drainbench.ParseSizes(*benchSizes)

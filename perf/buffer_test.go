@@ -14,8 +14,8 @@ import (
 
 // TestWrapAround: records of odd sizes, written round after round into a
 // one-page buffer per CPU, wrap around its end again and again; Records
-// (views, and a copy for a wrapped one) and ReadInto in turns see every
-// one whole and in order.
+// and Batches (views, and a copy for a wrapped one) and ReadInto in turns
+// see every one whole and in order.
 func TestWrapAround(t *testing.T) {
 	page := os.Getpagesize()
 	m := newEventArray(t)
@@ -31,10 +31,10 @@ func TestWrapAround(t *testing.T) {
 		p := newProducer(t, m, size)
 		progsBySize[size] = func(n int) { runOn(t, p, bpftest.CPUs(t)[0], n) }
 	}
-	wrapped, views := 0, 0
+	wrapped, views := map[string]int{}, map[string]int{} // by style
 	mem := r.res.mappings[0]
 	lo, hi := uintptr(unsafe.Pointer(&mem[0])), uintptr(unsafe.Pointer(&mem[0]))+uintptr(len(mem))
-	for round := range 60 {
+	for round := range 90 {
 		order = order[:0]
 		// Three records a round, less than a page: nothing is lost.
 		for k := range 3 {
@@ -52,8 +52,8 @@ func TestWrapAround(t *testing.T) {
 			checkSample(t, sample, size)
 			got++
 		}
-		if round%2 == 0 {
-			for rec, err := range r.Records() {
+		if style := styles[round%3]; style != "read" {
+			for rec, err := range loopOf(r, style) {
 				if err != nil {
 					if !errors.Is(err, os.ErrDeadlineExceeded) {
 						t.Fatal(err)
@@ -61,9 +61,9 @@ func TestWrapAround(t *testing.T) {
 					break
 				}
 				if p := uintptr(unsafe.Pointer(&rec.RawSample[0])); p >= lo && p < hi {
-					views++
+					views[style]++
 				} else {
-					wrapped++
+					wrapped[style]++
 				}
 				check(rec.RawSample)
 			}
@@ -76,18 +76,21 @@ func TestWrapAround(t *testing.T) {
 			t.Fatalf("round %d: %d records, want %d", round, got, len(order))
 		}
 	}
-	if wrapped == 0 || views == 0 {
-		t.Fatalf("Records handed out %d views and %d wrapped copies: want both", views, wrapped)
+	for _, style := range styles[1:] {
+		if wrapped[style] == 0 || views[style] == 0 {
+			t.Fatalf("%s handed out %d views and %d wrapped copies: want both", style, views[style], wrapped[style])
+		}
 	}
-	t.Logf("%d views, %d wrapped copies", views, wrapped)
+	t.Logf("views %v, wrapped copies %v", views, wrapped)
 }
 
 // TestLostSamples: records that do not fit in a full buffer are counted by
 // the kernel and reported as one record of lost samples, with the number
-// the program saw fail, once there is room again.
+// the program saw fail, once there is room again (by Batches, as the
+// batch's LostSamples).
 func TestLostSamples(t *testing.T) {
 	page := os.Getpagesize()
-	for _, style := range []string{"read", "records"} {
+	for _, style := range styles {
 		t.Run(style, func(t *testing.T) {
 			m := newEventArray(t)
 			r := newTestReader(t, m, page, ReaderOptions{})
@@ -113,7 +116,7 @@ func TestLostSamples(t *testing.T) {
 					}
 					return
 				}
-				for rec, err := range r.Records() {
+				for rec, err := range loopOf(r, style) {
 					if err != nil {
 						break
 					}
@@ -138,7 +141,7 @@ func TestLostSamples(t *testing.T) {
 // records, and each record written since the last read comes once.
 func TestOverwritable(t *testing.T) {
 	page := os.Getpagesize()
-	for _, style := range []string{"read", "records"} {
+	for _, style := range styles {
 		t.Run(style, func(t *testing.T) {
 			m := newEventArray(t)
 			r := newTestReader(t, m, page, ReaderOptions{Overwritable: true})
@@ -156,14 +159,14 @@ func TestOverwritable(t *testing.T) {
 					}
 					return seqs
 				}
-				for rec, err := range r.Records() {
+				for rec, err := range loopOf(r, style) {
 					if err != nil {
 						if !errors.Is(err, os.ErrDeadlineExceeded) {
 							t.Fatal(err)
 						}
 						break
 					}
-					if rec.Remaining != -1 {
+					if rec.Remaining != -1 && style != "batches" {
 						t.Fatalf("Remaining %d, want -1", rec.Remaining)
 					}
 					seqs = append(seqs, checkSample(t, rec.RawSample, size))
@@ -173,9 +176,9 @@ func TestOverwritable(t *testing.T) {
 			if _, err := r.Read(); !errors.Is(err, ErrMustBePaused) {
 				t.Fatalf("Read before Pause: %v, want ErrMustBePaused", err)
 			}
-			for _, err := range r.Records() {
+			for _, err := range loopOf(r, style) {
 				if !errors.Is(err, ErrMustBePaused) {
-					t.Fatalf("Records before Pause: %v, want ErrMustBePaused", err)
+					t.Fatalf("%s before Pause: %v, want ErrMustBePaused", style, err)
 				}
 				break
 			}

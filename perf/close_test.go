@@ -8,8 +8,8 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 )
 
-// TestCloseIsABarrier: when Close returns, every Read, ReadInto and
-// Records loop that was blocked has returned with ErrClosed, as with
+// TestCloseIsABarrier: when Close returns, every Read, ReadInto, Records
+// and Batches loop that was blocked has returned with ErrClosed, as with
 // cilium/ebpf's perf.Reader.
 func TestCloseIsABarrier(t *testing.T) {
 	for _, tc := range []struct {
@@ -27,6 +27,7 @@ func TestCloseIsABarrier(t *testing.T) {
 			}
 			return nil
 		}},
+		{"Batches", 3, func(r *Reader) error { return bpftest.LoopUntilError(batchRecords(r)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bpftest.CheckCloseBarrier(t, 20, tc.callers, func(t *testing.T) (func() error, func() error) {

@@ -16,7 +16,8 @@ import (
 // TestConcurrentExactlyOnce: producers of three record sizes, each running
 // on both CPUs, fill 16 KiB per-CPU buffers (so they also run full) while
 // readers of every style take records at once: two Records loops that
-// break at random and start again, one that never breaks, and ReadInto.
+// break at random and start again, one that never breaks, a Batches loop
+// that breaks its inner and outer loops at random, and ReadInto.
 // Every record arrives exactly once; what does not arrive the programs
 // counted as dropped, and the kernel's lost-sample records never count
 // more than that.
@@ -32,7 +33,7 @@ func TestConcurrentExactlyOnce(t *testing.T) {
 	book := bpftest.NewLedger(progs.CheckRecord, rawLen, producers, sizes)
 	r := newTestReader(t, m, 16<<10, ReaderOptions{})
 
-	const readers = 4
+	const readers = 5
 	var (
 		mu       sync.Mutex
 		received [readers]int
@@ -64,6 +65,28 @@ func TestConcurrentExactlyOnce(t *testing.T) {
 		func(id int) error { return loop(id, true) },
 		func(id int) error { return loop(id, true) },
 		func(id int) error { return loop(id, false) },
+		func(id int) error {
+			for {
+				stop, n := 1+rand.IntN(50), 0
+				for b, err := range r.Batches() {
+					if err != nil {
+						return err
+					}
+					for sample := range b.Samples() {
+						deliver(id, &Record{CPU: b.CPU(), RawSample: sample})
+						if n++; n%stop == 0 {
+							break // the rest of the batch goes back
+						}
+					}
+					if lost := b.LostSamples(); lost > 0 {
+						deliver(id, &Record{CPU: b.CPU(), LostSamples: lost})
+					}
+					if n >= 5*stop {
+						break
+					}
+				}
+			}
+		},
 		func(id int) error {
 			var rec Record
 			for {

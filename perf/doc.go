@@ -1,11 +1,13 @@
 // Package perf reads BPF perf event arrays (BPF_MAP_TYPE_PERF_EVENT_ARRAY)
-// with the API of github.com/cilium/ebpf/perf, plus a zero-copy,
-// concurrency-safe iterator.
+// with the API of github.com/cilium/ebpf/perf, plus zero-copy,
+// concurrency-safe iterators.
 //
 // Read and ReadInto copy each record, as upstream does, with upstream's
 // error values. Records hands out views into each CPU's buffer instead (a
 // sample that wraps around the end of the buffer, which is mapped once, is
-// copied into the loop's own memory).
+// copied into the loop's own memory); Batches hands them out a run of one
+// CPU's records at a time, for a loop whose inner walk the compiler
+// inlines.
 //
 //	rd, err := perf.NewReader(events, 1<<20) // a BPF_MAP_TYPE_PERF_EVENT_ARRAY map
 //	if err != nil {

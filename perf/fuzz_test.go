@@ -13,8 +13,8 @@ import (
 )
 
 // TestFakeBufferWrap: samples of odd sizes written around the end of a
-// fake buffer come out whole from ReadInto and from Records, and a lost
-// record as LostSamples.
+// fake buffer come out whole from ReadInto, Records and Batches, and a
+// lost record as LostSamples.
 func TestFakeBufferWrap(t *testing.T) {
 	const size = 4096
 	f := newFakeBuffer(t, size)
@@ -32,7 +32,7 @@ func TestFakeBufferWrap(t *testing.T) {
 		lost := make([]byte, 16)
 		binary.NativeEndian.PutUint64(lost[8:], 42)
 		pos = f.write(pos, recordLost, lost)
-		for _, style := range []string{"read", "records"} {
+		for _, style := range styles {
 			f.setPositions(pos, start)
 			r, err := fakeReader(t, false, f)
 			if err != nil {
@@ -43,7 +43,7 @@ func TestFakeBufferWrap(t *testing.T) {
 			if style == "read" {
 				got = drainNow(t, r)
 			} else {
-				for rec, err := range r.Records() {
+				for rec, err := range loopOf(r, style) {
 					if err != nil {
 						break
 					}
@@ -134,7 +134,7 @@ func TestBreakOnUnknownEvent(t *testing.T) {
 // FuzzBuffer fills a 4 KiB fake buffer, followed by a guard page, with
 // arbitrary bytes and positions: reading it must end in an error (or the
 // deadline), never a panic, a fault or a sample outside the data area, by
-// Records, by ReadInto, and from an overwritable reader.
+// Records, by Batches, by ReadInto, and from an overwritable reader.
 func FuzzBuffer(f *testing.F) {
 	seed := make([]byte, 64)
 	binary.NativeEndian.PutUint32(seed[0:], recordSample)
@@ -165,7 +165,7 @@ func FuzzBuffer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, contents []byte, tail, head uint64, overwritable bool) {
 		clear(fb.data)
 		copy(fb.data, contents)
-		for _, style := range []string{"records", "read"} {
+		for _, style := range []string{"records", "batches", "read"} {
 			fb.setPositions(head, tail)
 			r, err := fakeReader(t, overwritable, fb)
 			if err != nil {
@@ -176,7 +176,8 @@ func FuzzBuffer(f *testing.F) {
 			}
 			r.SetDeadline(time.Now())
 			n := 0
-			if style == "records" {
+			switch style {
+			case "records":
 				for rec, err := range r.Records() {
 					if err != nil {
 						checkEnd(t, err)
@@ -192,7 +193,22 @@ func FuzzBuffer(f *testing.F) {
 						t.Fatal("more records than the buffer holds")
 					}
 				}
-			} else {
+			case "batches":
+				for b, err := range r.Batches() {
+					if err != nil {
+						checkEnd(t, err) // the loop goes on after an unknown type only
+						continue
+					}
+					for sample := range b.Samples() {
+						if !inside(sample) {
+							t.Fatalf("sample of %d bytes outside the data area", len(sample))
+						}
+						if n++; n > size {
+							t.Fatal("more records than the buffer holds")
+						}
+					}
+				}
+			default:
 				var rec Record
 				for ; n <= size; n++ {
 					err := r.ReadInto(&rec)

@@ -4,6 +4,7 @@ package perf
 
 import (
 	"fmt"
+	"iter"
 	"testing"
 	"time"
 
@@ -98,4 +99,45 @@ func drainNow(t *testing.T, r *Reader) []Record {
 		}
 		recs = append(recs, rec)
 	}
+}
+
+// batchRecords ranges over r.Batches as Records ranges over r: a Record
+// for each sample of a batch, then one of the lost samples the batch
+// counted, if any; Remaining is left out. A break in the caller's loop
+// ends the Batches loop where it is.
+func batchRecords(r *Reader) iter.Seq2[*Record, error] {
+	return func(yield func(*Record, error) bool) {
+		for b, err := range r.Batches() {
+			if err != nil {
+				if !yield(nil, err) {
+					return
+				}
+				continue // an unknown type's error, or the loop's last pair
+			}
+			rec := Record{CPU: b.CPU()}
+			for sample := range b.Samples() {
+				rec.RawSample = sample
+				if !yield(&rec, nil) {
+					return
+				}
+			}
+			if lost := b.LostSamples(); lost > 0 {
+				if !yield(&Record{CPU: b.CPU(), LostSamples: lost}, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// styles are the read styles the tables of tests run: ReadInto, Records,
+// and Batches seen through batchRecords.
+var styles = []string{"read", "records", "batches"}
+
+// loopOf returns r's loop of the style: Records, or Batches as Records.
+func loopOf(r *Reader, style string) iter.Seq2[*Record, error] {
+	if style == "batches" {
+		return batchRecords(r)
+	}
+	return r.Records()
 }

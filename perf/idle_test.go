@@ -9,8 +9,8 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 )
 
-// TestIdleWaitersAndClose: three waiters (two Records loops, a ReadInto
-// loop) are woken by records and by a deadline set and removed, then wait
+// TestIdleWaitersAndClose: three waiters (a Records loop, a Batches loop,
+// a ReadInto loop) are woken by records and by a deadline set and removed, then wait
 // on idle buffers: the process must stay under 5 % of a CPU. Close ends
 // them with ErrClosed and gives back every fd and mapping the reader had.
 func TestIdleWaitersAndClose(t *testing.T) {
@@ -32,14 +32,13 @@ func TestIdleWaitersAndClose(t *testing.T) {
 	bpftest.CheckNoLeaks(t, before, "a closed Reader")
 }
 
-// idleWaiters starts the three waiters of the idle tests on r, two
-// Records loops and a ReadInto loop, and returns where each sends the
-// error that ends it.
+// idleWaiters starts the three waiters of the idle tests on r, a Records
+// loop, a Batches loop and a ReadInto loop, and returns where each sends
+// the error that ends it.
 func idleWaiters(r *Reader) chan error {
 	ended := make(chan error, 3)
-	for range 2 {
-		go func() { ended <- bpftest.LoopUntilError(r.Records()) }()
-	}
+	go func() { ended <- bpftest.LoopUntilError(r.Records()) }()
+	go func() { ended <- bpftest.LoopUntilError(batchRecords(r)) }() // every sample read
 	go func() { ended <- bpftest.ReadUntilError(r.ReadInto) }()
 	return ended
 }

@@ -14,22 +14,24 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 
-// blockedReads starts a ReadInto and a Records loop that wait on r, and
-// returns the channel each sends its error on.
+// blockedReads starts a ReadInto, a Records loop and a Batches loop that
+// wait on r, and returns the channel each sends its error on.
 func blockedReads(r *Reader) chan error {
-	errs := make(chan error, 2)
+	errs := make(chan error, 3)
 	go func() {
 		var rec Record
 		errs <- r.ReadInto(&rec)
 	}()
 	go func() { errs <- bpftest.LoopUntilError(r.Records()) }()
-	time.Sleep(20 * time.Millisecond) // both in their wait
+	go func() { errs <- bpftest.LoopUntilError(batchRecords(r)) }()
+	time.Sleep(20 * time.Millisecond) // all in their wait
 	return errs
 }
 
+// expectErrors checks that every read blockedReads started ends with want.
 func expectErrors(t *testing.T, errs chan error, want error) {
 	t.Helper()
-	for range 2 {
+	for range cap(errs) {
 		select {
 		case err := <-errs:
 			if !errors.Is(err, want) {
@@ -42,7 +44,7 @@ func expectErrors(t *testing.T, errs chan error, want error) {
 }
 
 // TestWaitsEnd: SetDeadline, Flush and Close from another goroutine end a
-// blocked ReadInto and a blocked Records loop with their errors; records
+// blocked ReadInto, Records loop and Batches loop with their errors; records
 // below the Watermark are returned before Flush's ErrFlushed.
 func TestWaitsEnd(t *testing.T) {
 	m := newEventArray(t)
@@ -82,9 +84,9 @@ func TestWaitsEnd(t *testing.T) {
 }
 
 // TestCloseAnyInstant: Close at a random instant while producers write on
-// both CPUs and loops and reads run; every one ends with ErrClosed soon
-// after, and Close from inside a loop body leaves the record it holds
-// readable.
+// both CPUs and loops (Records and Batches) and reads run; every one ends
+// with ErrClosed soon after, and Close from inside a loop body leaves the
+// record it holds readable, and the rest of a Batches body's batch.
 func TestCloseAnyInstant(t *testing.T) {
 	bpftest.SkipUnlessAtomicSequences(t, progs.HaveAtomicFetch)
 	for round := range 20 {
@@ -106,8 +108,24 @@ func TestCloseAnyInstant(t *testing.T) {
 			})
 		}
 		errs := make(chan error, 4)
-		closeInBody := round%4 == 0
-		for k := range 3 {
+		closeInBody := round%4 == 0  // from the first Records loop's body
+		closeInBatch := round%4 == 2 // from the Batches loop's body
+		reading.Go(func() {
+			for b, err := range r.Batches() {
+				if err != nil {
+					errs <- err
+					return
+				}
+				for sample := range b.Samples() {
+					checkSample(t, sample, 64)
+					if closeInBatch {
+						r.Close()
+					}
+				}
+			}
+			errs <- errors.New("Batches loop ended without an error")
+		})
+		for k := range 2 {
 			reading.Go(func() {
 				for rec, err := range r.Records() {
 					if err != nil {

@@ -18,12 +18,12 @@ func (r *Reader) ReadInto(rec *Record) error {
 	err := r.core.ReadLocked(func() (ok, busy bool, err error) {
 		return r.core.ClaimTurnLocked(false, func(i int, _ bool) (bool, bool, error) {
 			// All that is produced: nobody sees the claim before it ends.
-			b, ok, err := r.claimLocked(i, true)
+			b, ok, err := r.claimLocked(i, true, &r.readScratch)
 			if !ok {
 				return false, false, err
 			}
 			read := false
-			b.walk(&r.readRec, &r.readScratch, func(got *Record, err error) bool {
+			b.walkRecords(&r.readRec, func(got *Record, err error) bool {
 				read, readErr = true, err
 				if err == nil {
 					rec.Remaining, rec.LostSamples = got.Remaining, got.LostSamples

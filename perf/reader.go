@@ -30,7 +30,7 @@ type ReaderOptions struct {
 
 // Reader reads what BPF programs write to a BPF_MAP_TYPE_PERF_EVENT_ARRAY,
 // a buffer per online CPU. Every method may be called from any goroutine
-// at any time; Read, ReadInto and Records by several at once.
+// at any time; Read, ReadInto, Records and Batches by several at once.
 type Reader struct {
 	engine
 }

@@ -12,9 +12,9 @@ import (
 )
 
 // TestReadRecords: records written on each CPU arrive once, in order per
-// CPU, tagged with their CPU, by Read and by Records.
+// CPU, tagged with their CPU, by Read, by Records and by Batches.
 func TestReadRecords(t *testing.T) {
-	for _, style := range []string{"read", "records"} {
+	for _, style := range styles {
 		t.Run(style, func(t *testing.T) {
 			m := newEventArray(t)
 			r := newTestReader(t, m, 1<<16, ReaderOptions{})
@@ -42,7 +42,7 @@ func TestReadRecords(t *testing.T) {
 					handle(&rec)
 				}
 			} else {
-				for rec, e := range r.Records() {
+				for rec, e := range loopOf(r, style) {
 					if e != nil {
 						err = e
 						break

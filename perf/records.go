@@ -14,15 +14,12 @@ func (r *Reader) Records() iter.Seq2[*Record, error] {
 
 // records is the engine's batch loop, with a Record for each sample.
 func (e *engine) records(yield func(*Record, error) bool) {
-	var (
-		rec     Record
-		scratch []byte // a sample that wraps around a buffer's end
-	)
+	var rec Record
 	l := &batchLoop{e: e}
 	e.core.Loop(l, func(err error) bool {
 		if err != nil {
 			return yield(nil, err)
 		}
-		return l.walk(&rec, &scratch, yield)
+		return l.walkRecords(&rec, yield)
 	})
 }

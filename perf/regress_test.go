@@ -16,19 +16,24 @@ import (
 
 // Regression tests for issue 27's findings.
 
-// TestFlushEndsEveryWait (finding 1): a Flush ends every loop that waits
-// when it is called, also while goroutines read again at once after their
-// own ErrFlushed: none of them may take the loop's flush.
+// TestFlushEndsEveryWait (finding 1): a Flush ends every loop (Records,
+// Batches) that waits when it is called, also while goroutines read again
+// at once after their own ErrFlushed: none of them may take the loop's
+// flush.
 func TestFlushEndsEveryWait(t *testing.T) {
-	r := newTestReader(t, newEventArray(t), 4096, ReaderOptions{})
-	bpftest.CheckFlushEndsEveryWait(t, 10, 3, bpftest.FlushTarget{
-		Read:       func() error { var rec Record; return r.ReadInto(&rec) },
-		Loop:       func() error { return bpftest.LoopUntilError(r.Records()) },
-		Flush:      r.Flush,
-		Close:      r.Close,
-		Flushed:    ErrFlushed,
-		InProgress: r.core.InProgress,
-	})
+	for _, style := range styles[1:] {
+		t.Run(style, func(t *testing.T) {
+			r := newTestReader(t, newEventArray(t), 4096, ReaderOptions{})
+			bpftest.CheckFlushEndsEveryWait(t, 10, 3, bpftest.FlushTarget{
+				Read:       func() error { var rec Record; return r.ReadInto(&rec) },
+				Loop:       func() error { return bpftest.LoopUntilError(loopOf(r, style)) },
+				Flush:      r.Flush,
+				Close:      r.Close,
+				Flushed:    ErrFlushed,
+				InProgress: r.core.InProgress,
+			})
+		})
+	}
 }
 
 // TestNewReaderAnySize (finding 2): every int size beyond what a buffer

@@ -24,15 +24,16 @@ const stressRounds = 2 * time.Second
 var errStressPanic = errors.New("stress: a loop body panics")
 
 // TestStress: producers on both CPUs; round after round a fresh Reader on
-// the same array, read at once by two Records loops whose bodies break,
-// panic, dawdle and (one round in three) Close the reader, and by a
-// ReadInto loop, while deadlines, Flush and Pause/Resume come at random
-// instants and Close at a random one. Every sample must be well formed
-// and delivered at most once (a sample left in a buffer at Close goes
-// with it; one that found a buffer full is counted by LostSamples), at
-// most as many as were produced; nothing may fault (a child process);
-// Close must give back every fd and mapping; and waiters on idle buffers
-// must use under 5 % of a CPU.
+// the same array, read at once by two Records loops and a Batches loop
+// whose bodies break, panic, dawdle and (one round in three) Close the
+// reader (the Batches body also breaks its inner loop and leaves batches
+// unread), and by a ReadInto loop, while deadlines, Flush and
+// Pause/Resume come at random instants and Close at a random one. Every
+// sample must be well formed and delivered at most once (a sample left in
+// a buffer at Close goes with it; one that found a buffer full is counted
+// by LostSamples), at most as many as were produced; nothing may fault (a
+// child process); Close must give back every fd and mapping; and waiters
+// on idle buffers must use under 5 % of a CPU.
 func TestStress(t *testing.T) {
 	bpftest.InChild(t, 2*time.Minute, func(t *testing.T) {
 		const size = 24
@@ -77,7 +78,7 @@ func stressRound(t *testing.T, m *ebpf.Map, ledger *bpftest.Ledger, fromBody boo
 	var (
 		closing atomic.Bool
 		running sync.WaitGroup
-		errs    = make(chan error, 4)
+		errs    = make(chan error, 5)
 	)
 	loop := func() (err error) {
 		defer func() {
@@ -107,6 +108,29 @@ func stressRound(t *testing.T, m *ebpf.Map, ledger *bpftest.Ledger, fromBody boo
 		}
 		return errors.New("Records loop ended without an error")
 	}
+	batches := func() (err error) {
+		defer func() {
+			if v := recover(); v != nil && v != errStressPanic {
+				panic(v)
+			}
+		}()
+		for b, err := range r.Batches() {
+			if err != nil {
+				return err
+			}
+			if rand.IntN(100) == 0 {
+				continue // unread: the batch goes back whole
+			}
+			if done, err := stressBatch(ledger, b, func() {
+				if fromBody && closing.Load() {
+					r.Close()
+				}
+			}); done {
+				return err
+			}
+		}
+		return errors.New("Batches loop ended without an error")
+	}
 	readInto := func() error {
 		var rec Record
 		for {
@@ -118,7 +142,7 @@ func stressRound(t *testing.T, m *ebpf.Map, ledger *bpftest.Ledger, fromBody boo
 			}
 		}
 	}
-	for _, read := range []func() error{loop, loop, readInto} {
+	for _, read := range []func() error{loop, loop, batches, readInto} {
 		running.Go(func() {
 			for {
 				if done, bad := bpftest.Retry(read(), ErrFlushed, 500*time.Microsecond); done {
@@ -145,12 +169,39 @@ func stressRound(t *testing.T, m *ebpf.Map, ledger *bpftest.Ledger, fromBody boo
 	case <-time.After(10 * time.Second):
 		t.Fatal("a read still runs 10 s after Close")
 	}
-	for range 4 {
+	for range 5 {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
 	}
 	ledger.ReaderClosed(0) // what it left in the buffers went with it
+}
+
+// stressBatch is the body of TestStress's Batches loop: it delivers b's
+// samples and the samples b counted lost (also on panic) and, at random,
+// breaks the inner loop (the rest of b goes back), ends the loop (done,
+// err nil), panics, dawdles or calls closeIt; done with an error for a
+// wrong sample.
+func stressBatch(ledger *bpftest.Ledger, b *Batch, closeIt func()) (done bool, err error) {
+	defer func() { ledger.DeliverLost(b.LostSamples()) }()
+	for sample := range b.Samples() {
+		if err := ledger.Deliver(-1, sample); err != nil {
+			return true, fmt.Errorf("CPU %d: %w", b.CPU(), err)
+		}
+		switch rand.IntN(300) {
+		case 0:
+			return true, nil // break both loops
+		case 1:
+			panic(errStressPanic)
+		case 2:
+			time.Sleep(time.Duration(rand.IntN(300)) * time.Microsecond)
+		case 3, 4, 5:
+			closeIt()
+		case 6:
+			return false, nil // break the inner loop
+		}
+	}
+	return false, nil
 }
 
 // stressChaos sets deadlines (past, near, none), flushes, and pauses and

@@ -12,15 +12,15 @@ import (
 
 // perfModes are the perf drain's readers in the order the tables and
 // plots show them.
-const perfModes = "/mode@(upstream copy records)"
+const perfModes = "/mode@(upstream copy records batch)"
 
 // perf is make bench-perf: the perf event array drain (perf/bench_test.go),
-// cilium/ebpf's perf ReadInto against ours and our Records, both
-// touches, every reader with a watermark of half its buffer, pinned as
-// make bench is. About COUNT minutes on a 2-vCPU guest.
+// cilium/ebpf's perf ReadInto against ours, our Records and our Batches,
+// both touches, every reader with a watermark of half its buffer, pinned
+// as make bench is. About COUNT minutes on a 2-vCPU guest.
 var _ = register(&Family{
 	Name:       "perf",
-	What:       "the perf event array drain: cilium/ebpf's perf ReadInto against ours and our Records",
+	What:       "the perf event array drain: cilium/ebpf's perf ReadInto against ours, our Records and our Batches",
 	Page:       "bench-perf.md",
 	Reference:  "perf/read.txt",
 	Rounds:     6,
@@ -51,6 +51,8 @@ var _ = register(&Family{
 			Benchstat: []string{"-filter", ".name:Read .unit:Mrec/s", "-table", "/touch", "-row", "/size", "-col", perfModes}},
 		{Heading: "records against our ReadInto",
 			Benchstat: []string{"-filter", ".name:Read .unit:Mrec/s", "-table", "/touch", "-row", "/size", "-col", "/mode@(copy records)"}},
+		{Heading: "batch against records",
+			Benchstat: []string{"-filter", ".name:Read .unit:Mrec/s", "-table", "/touch", "-row", "/size", "-col", "/mode@(records batch)"}},
 	},
 	Plots: []Plot{{
 		Suffix: "-head",
@@ -71,7 +73,9 @@ var _ = register(&Family{
 		RowHeader: "size B",
 		Key:       "/mode",
 		// Each of our modes against upstream's ReadInto, then Records
-		// (and any mode beyond copy) against our ReadInto.
+		// against our ReadInto and Batches against Records: what a view
+		// saves over a copy, and what a loop body a batch saves over one a
+		// record.
 		Columns: func(v Values) []Column {
 			var cols []Column
 			if v.Has("Read", "mode", "upstream") {
@@ -81,11 +85,9 @@ var _ = register(&Family{
 					}
 				}
 			}
-			if v.Has("Read", "mode", "copy") {
-				for _, m := range v["Read"]["mode"] {
-					if m != "upstream" && m != "copy" {
-						cols = append(cols, Column{Mode: m, Base: "copy"})
-					}
+			for _, c := range []Column{{Mode: "records", Base: "copy"}, {Mode: "batch", Base: "records"}} {
+				if v.Has("Read", "mode", c.Mode) && v.Has("Read", "mode", c.Base) {
+					cols = append(cols, c)
 				}
 			}
 			return cols
