@@ -94,7 +94,7 @@ func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
 	// The producer of such a ring laps the reader (ring.go): refuse it
 	// here, before a reader reads overwritten records.
 	if m.Flags()&rbOverwrite != 0 {
-		return nil, nil, fmt.Errorf("%v is an overwrite-mode ring buffer (BPF_F_RB_OVERWRITE), which this reader cannot read yet: %w", m, ebpf.ErrNotSupported)
+		return nil, nil, fmt.Errorf("%v is an overwrite-mode ring buffer (BPF_F_RB_OVERWRITE), which its producer overwrites: read it with NewSnapshotReader: %w", m, ebpf.ErrNotSupported)
 	}
 	size, err := ringSize(m)
 	if err != nil {

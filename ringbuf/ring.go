@@ -42,6 +42,53 @@ const (
 // map creation with EINVAL (RINGBUF_CREATE_FLAG_MASK is BPF_F_NUMA_NODE).
 const rbOverwrite = 1 << 19
 
+// Kernel ABI of an overwrite-mode ring (struct bpf_ringbuf and
+// __bpf_ringbuf_reserve in kernel/bpf/ringbuf.c, Linux 6.19+, unchanged
+// in 7.x):
+//   - the mapping is the one above: the consumer page is the only one
+//     user space may write (ringbuf_map_mmap_kern); the producer page holds
+//     three unsigned longs, producer_pos, pending_pos and overwrite_pos,
+//     in that order (overwrite_pos was placed after pending_pos so that
+//     pending_pos kept its offset), so overwrite_pos is at two words into
+//     the producer page, read-only to user space;
+//   - overwrite_pos is the start of the oldest record not overwritten: a
+//     reservation that would leave producer_pos more than size-1 bytes
+//     past it moves it forward, record by record along their headers, to
+//     make room; it only grows, and always sits on a record's start;
+//   - the reservation stores overwrite_pos (WRITE_ONCE, under the ring's
+//     spinlock) before it store-releases producer_pos, so overwrite_pos
+//     loaded after an acquire load of producer_pos is at least the one
+//     that producer position was published with; the producer writes the
+//     space it took over only after both (the record's header under the
+//     lock, its payload once bpf_ringbuf_reserve returned), with no full
+//     barrier after the overwrite_pos store: x86's total store order shows
+//     every observer that store first; a weakly ordered CPU (arm64) may
+//     show a payload store before it, since a store-release orders only
+//     what precedes it;
+//   - a reservation never overwrites a record still busy: the room is
+//     checked against pending_pos (the oldest busy record) alone, as in
+//     normal mode, and never against consumer_pos;
+//   - so consumer_pos means nothing to the producer: it only serves
+//     BPF_RB_AVAIL_DATA (producer_pos - max(consumer_pos, overwrite_pos)),
+//     poll, and the wake-up at commit (records committed with
+//     BPF_RB_NO_WAKEUP wake nobody).
+//
+// A record at or past overwrite_pos as loaded after it was read has not
+// been overwritten: every byte the producer rewrites lies before the
+// overwrite_pos it stored first (on x86; on arm64 as far as the stores
+// above are seen in order).
+
+// overwritePosition returns the ring's overwrite_pos word, at two
+// position words past producer_pos (see above). Only an overwrite-mode
+// ring's is meaningful; a normal ring's stays zero.
+func (rg *ring) overwritePosition() position {
+	word := uintptr(8)
+	if ulong.Process32 && ulong.Is32 {
+		word = 4
+	}
+	return position{word: unsafe.Add(rg.producerPos.word, 2*word)}
+}
+
 // header is a record's first word, as the producer left it.
 type header uint32
 
