@@ -206,7 +206,7 @@ func (rg *ring) corrupt(pos, end uint64, h header) error {
 // themselves when they read the whole record.
 const (
 	streamMin     = 2 * 64
-	streamMax     = 256 + headerSize
+	streamMax     = 512 + headerSize
 	walkStreamMax = 3 * 64
 )
 

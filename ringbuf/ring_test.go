@@ -365,15 +365,17 @@ func TestLoadLines(t *testing.T) {
 		pos, total, max uint64
 		want            uint32
 	}{
-		{pos: 0, total: streamMax, max: streamMax, want: 1<<1 | 1<<2 | 1<<3 | 1<<4},
-		{pos: 56, total: streamMax, max: streamMax, want: 1<<1 | 1<<2 | 1<<3 | 1<<4},
-		{pos: 64, total: streamMin + 8, max: streamMax, want: 1<<2 | 1<<3},
-		{pos: 64, total: 3*64 + 8, max: streamMax, want: 1<<2 | 1<<3 | 1<<4},
-		{pos: size - 8, total: streamMax, max: streamMax, want: 1<<0 | 1<<1 | 1<<2 | 1<<3}, // wraps
-		{pos: 3*size + 1024, total: streamMax, max: streamMax, want: 1<<17 | 1<<18 | 1<<19 | 1<<20},
-		{pos: 0, total: streamMin, max: streamMax},
+		{pos: 0, total: 264, max: 264, want: 1<<1 | 1<<2 | 1<<3 | 1<<4},
+		{pos: 56, total: 264, max: 264, want: 1<<1 | 1<<2 | 1<<3 | 1<<4},
+		{pos: 64, total: streamMin + 8, max: 264, want: 1<<2 | 1<<3},
+		{pos: 64, total: 3*64 + 8, max: 264, want: 1<<2 | 1<<3 | 1<<4},
+		{pos: size - 8, total: 264, max: 264, want: 1<<0 | 1<<1 | 1<<2 | 1<<3}, // wraps
+		{pos: 3*size + 1024, total: 264, max: 264, want: 1<<17 | 1<<18 | 1<<19 | 1<<20},
+		{pos: 0, total: streamMin, max: 264},
+		{pos: 0, total: 264 + 8, max: 264},
+		{pos: 0, total: 16, max: 264},
+		{pos: 0, total: streamMax, max: streamMax, want: 0x1fe}, // a 512-byte payload: lines 1 to 8
 		{pos: 0, total: streamMax + 8, max: streamMax},
-		{pos: 0, total: 16, max: streamMax},
 		{pos: 64, total: streamMin + 8, max: walkStreamMax, want: 1<<2 | 1<<3},
 		{pos: 64, total: walkStreamMax, max: walkStreamMax, want: 1<<2 | 1<<3},
 		{pos: 64, total: walkStreamMax + 8, max: walkStreamMax},
