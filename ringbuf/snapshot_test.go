@@ -417,7 +417,7 @@ func newSnapshotRing(tb testing.TB, size int) *ebpf.Map {
 // use (two at most) into a small overwrite-mode ring while snapshots are
 // taken: every record is intact, each CPU's in the order it produced them,
 // none twice, and once the producers stopped, handed out plus lost is
-// what they produced. Order means per CPU: a CPU's records are reserved in
+// what they committed. Order means per CPU: a CPU's records are reserved in
 // the order it numbers them, the ring's order across CPUs is the order
 // of their reservations, which the numbers do not record.
 func TestSnapshotKernel(t *testing.T) {
@@ -446,12 +446,17 @@ func TestSnapshotKernel(t *testing.T) {
 	}
 	st := r.Stats()
 	t.Logf("%d produced on CPUs %v, %d snapshots, stats %+v", produced, bpftest.CPUs(t), snapshots, st)
-	if dropped != 0 {
-		t.Errorf("%d reservations failed: an overwrite ring never fills", dropped)
+	// Even an overwrite-mode ring refuses a reservation whose space holds
+	// a record another CPU is still writing (the kernel never overwrites a
+	// busy record): with two producers some fail, and were never in the
+	// ring. With one there is never a busy record to meet.
+	if dropped != 0 && len(bpftest.CPUs(t)) == 1 {
+		t.Errorf("%d reservations failed with one producer", dropped)
 	}
+	committed := produced - dropped
 	if st.Records != records || st.LostBytes%(recordSize+headerSize) != 0 ||
-		st.Records+st.LostBytes/(recordSize+headerSize) != produced {
-		t.Fatalf("stats %+v: %d handed out, %d produced", st, records, produced)
+		st.Records+st.LostBytes/(recordSize+headerSize) != committed {
+		t.Fatalf("stats %+v: %d handed out, %d committed (%d produced, %d refused)", st, records, committed, produced, dropped)
 	}
 }
 

@@ -65,6 +65,7 @@ func familiesTable(t *testing.T) string {
 // it), and its table of pages links each family's page in a row that
 // names the family's target.
 func TestResultsDoc(t *testing.T) {
+	needCheckout(t)
 	data, err := os.ReadFile(resultsDoc)
 	if err != nil {
 		t.Fatal(err)

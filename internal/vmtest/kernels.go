@@ -25,6 +25,8 @@ type Kernel struct {
 	// Suites are the suites searched together. When more than one offers
 	// the meta package, the highest version wins (see apt.go).
 	Suites []Suite
+	// CPUs is the guest's CPU count; 0 is one (see VM.Args).
+	CPUs int
 }
 
 // MetaPackage is the meta package whose dependency names the current
@@ -41,7 +43,9 @@ var Matrix = []Kernel{
 	{Name: "6.12", Suites: []Suite{{"debian", "trixie"}, {"debian-security", "trixie-security"}}},
 	// Backports often runs ahead of sid for the kernel (7.3 vs 7.2 when
 	// this was written); listing both picks whichever is newer.
-	{Name: "7.x", Suites: []Suite{{"debian", "trixie-backports"}, {"debian", "sid"}}},
+	// Two CPUs: the overwrite-mode ring (7.x only) is tested with a
+	// producer on each, as its torn-copy path needs.
+	{Name: "7.x", Suites: []Suite{{"debian", "trixie-backports"}, {"debian", "sid"}}, CPUs: 2},
 }
 
 // Selector words that stand for a set of kernels rather than one.

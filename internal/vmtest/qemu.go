@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,8 @@ var KernelArgs = []string{
 type VM struct {
 	// Name is the matrix entry; the guest echoes it back.
 	Name string
+	// CPUs is the guest's CPU count (-smp); 0 is one.
+	CPUs int
 	// QEMU is the emulator binary, normally QEMU.
 	QEMU string
 	// Accel is AccelKVM or AccelTCG (ChooseAccel settles AccelAuto).
@@ -78,10 +81,11 @@ func (vm VM) Args() []string {
 	args := []string{
 		"-accel", vm.Accel,
 		"-cpu", cpuModel(vm.Accel),
-		// pc with one CPU: -smp 2 crashed 6.12 in 3 of 10 boots under TCG
-		// and -M microvm hung, when this runner was written.
+		// pc with one CPU unless the kernel asks for more: -smp 2 crashed
+		// 6.12 in 3 of 10 boots under TCG and -M microvm hung, when this
+		// runner was written; 7.x boots and passes with two.
 		"-machine", "pc",
-		"-smp", "1",
+		"-smp", strconv.Itoa(max(vm.CPUs, 1)),
 		"-m", Memory,
 		"-nodefaults",
 		"-display", "none",

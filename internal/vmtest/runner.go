@@ -27,8 +27,8 @@ type Options struct {
 	// Kernels are booted in this order, Jobs at a time; the report keeps
 	// the order.
 	Kernels []Kernel
-	// Jobs is how many VMs run at once; zero means one. Each VM has one
-	// CPU (-smp 1), so runtime.NumCPU() keeps every CPU busy.
+	// Jobs is how many VMs run at once; zero means one. Most VMs have one
+	// CPU (Kernel.CPUs), so runtime.NumCPU() keeps every CPU busy.
 	Jobs int
 	// Patterns select packages for go list; empty means ./... .
 	Patterns []string
@@ -411,7 +411,7 @@ func (m *matrixRun) boot(ctx context.Context, k Kernel, ck *CachedKernel, accel,
 		bootDeadline = m.o.Watchdog
 	}
 	vm := VM{
-		Name: k.Name, QEMU: m.o.QEMU, Accel: accel, Kernel: ck.Vmlinuz, Initrd: m.initrd,
+		Name: k.Name, CPUs: k.CPUs, QEMU: m.o.QEMU, Accel: accel, Kernel: ck.Vmlinuz, Initrd: m.initrd,
 		Timeout: m.o.VMTimeout, Watchdog: m.o.Watchdog, Dir: m.scratch,
 		BootDeadline: bootDeadline,
 		Heartbeat:    filepath.Join(m.scratch, k.Name+".heartbeat"),
