@@ -154,3 +154,36 @@ func (r *Reader) Resume() error { return r.setPaused(false, "resume") }
 func (r *Reader) Close() error {
 	return r.core.Close(func() error { return r.res.putEntries(false) })
 }
+
+// ReadinessFD returns a file descriptor that is readable once the kernel
+// wakes a reader for records (after WakeupEvents records, or Watermark
+// bytes, in a CPU's buffer; see [ReaderOptions]), while a [Reader.Flush]
+// waits for the next read to find the buffers empty, and once the Reader
+// is closed: for one event loop that serves the buffers beside sockets
+// and timers, as libbpf's perf_buffer__epoll_fd does. Read what it
+// announces through the Reader (Read, ReadInto, Records…) with a
+// deadline already passed ([Reader.SetDeadline]), until a read returns
+// [os.ErrDeadlineExceeded] or [ErrFlushed].
+//
+// A perf event reports a wake-up once, to whoever polls it first
+// (perf_poll, kernel/events/core.c). So poll the descriptor in one place,
+// and read until a read finds nothing: records left after a wake-up was
+// reported wait for the next one. A read that finds nothing takes the
+// wake-ups still pending, so that none is left for records already read.
+// A read or loop that waits in the Reader (no deadline, or one still
+// ahead) may take a wake-up the descriptor would show; then the
+// descriptor stays readable until a read finds the buffers empty, so that
+// no record goes unannounced, and a read it announced may find nothing.
+//
+// Its lifetime is ringbuf.Reader.ReadinessFD's: made on the first call
+// (an epoll instance and an eventfd), the same on later calls, owned by
+// the Reader and closed by [Reader.Close], or once the last loop body
+// using the Reader ends; never to be closed by the caller, nor polled
+// across Close. It returns -1 and [ErrClosed] on a closed Reader.
+func (r *Reader) ReadinessFD() (int, error) {
+	fd, err := r.core.ReadinessFD(true)
+	if err != nil {
+		return -1, fmt.Errorf("perf: readiness descriptor: %w", err)
+	}
+	return fd, nil
+}

@@ -431,5 +431,6 @@ func TestExampleOutputs(t *testing.T) {
 		{Name: "ExampleMultiReader", Run: ExampleMultiReader, Output: "records per ring: [2 3]\n"},
 		{Name: "ExampleNewWriter", Run: ExampleNewWriter, Output: "the BPF program took 2 records\n", Needs: progs.HaveUserRingbuf()},
 		{Name: "ExampleNewMultiReaderFromMapOfMaps", Run: ExampleNewMultiReaderFromMapOfMaps, Output: "records per key: map[0:1 1:2]\n"},
+		{Name: "ExampleReader_ReadinessFD", Run: ExampleReader_ReadinessFD, Output: "3 records\n"},
 	})
 }

@@ -127,6 +127,11 @@ func (mr *MultiReader) Flush() error { return mr.core.Flush() }
 // Close is Reader.Close for every ring at once.
 func (mr *MultiReader) Close() error { return mr.core.Close(nil) }
 
+// ReadinessFD is [Reader.ReadinessFD] for every ring at once: readable
+// while one of the rings holds records, a Flush waits for the next read,
+// or the MultiReader is closed.
+func (mr *MultiReader) ReadinessFD() (int, error) { return mr.readinessFD() }
+
 // Records is Reader.Records over every ring (Record.Ring).
 func (mr *MultiReader) Records() iter.Seq2[*Record, error] {
 	return mr.records

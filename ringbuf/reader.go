@@ -13,9 +13,9 @@ import (
 //
 // Read, ReadInto, Records and Batches may be used by several goroutines at
 // once; Peek, PeekInto and Consume serve one at a time (ErrConcurrentPeek).
-// SetDeadline, Flush, Close, BufferSize and AvailableBytes may be called
-// from any goroutine at any time. One Reader per map at a time. On Windows
-// it has the copy API only (see the package doc).
+// SetDeadline, Flush, Close, ReadinessFD, BufferSize and AvailableBytes
+// may be called from any goroutine at any time. One Reader per map at a
+// time. On Windows it has the copy API only (see the package doc).
 type Reader struct {
 	*engine // by pointer, so that Reader stays comparable, as upstream's
 
@@ -116,4 +116,56 @@ func (r *Reader) Close() error {
 		r.settlePeekLocked(true)
 		return nil
 	})
+}
+
+// ReadinessFD returns a file descriptor that is readable while a read
+// would return at once: records wait in the ring, a [Reader.Flush] is
+// pending for the next read that finds the ring empty, or the Reader is
+// closed. With it one event loop serves the ring beside sockets and
+// timers, through epoll, poll or Go's poller ([os.NewFile]), as libbpf's
+// ring_buffer__epoll_fd does. Read what it announces through the Reader
+// (Read, ReadInto, Records…) with a deadline already passed
+// ([Reader.SetDeadline]), until a read returns [os.ErrDeadlineExceeded]
+// or [ErrFlushed]; from then on it is not readable until the kernel
+// wakes a reader for a new record. The example shows such a loop.
+//
+// Records wait while the kernel's producer position is ahead of the
+// consumer position the Reader told it: records not read yet, or held by
+// a loop body or a Peek view. The kernel wakes a reader only for a record
+// committed while it had caught up, and never for one submitted with
+// BPF_RB_NO_WAKEUP: Flush drains those. A read or loop that waits in the
+// Reader (no deadline, or one still ahead) may take the wake-up the
+// descriptor would show; then the descriptor stays readable until a read
+// finds the ring empty, so that no record goes unannounced, and a read
+// it announced may find nothing.
+//
+// The descriptor is made on the first call, which costs two descriptors
+// (an epoll instance and an eventfd); later calls return the same. It
+// belongs to the Reader, which closes it with its other resources: when
+// [Reader.Close] returns, or once the last loop body or Peek view still
+// using the Reader ends. Do not close it: wrap a duplicate
+// ([golang.org/x/sys/unix.Dup]) to make an *os.File, which closes what
+// it holds. Close makes it readable first, but, as for any descriptor,
+// closing it does not wake a poller reliably, and afterwards poll
+// reports POLLNVAL, epoll_ctl fails with EBADF, and an epoll set drops
+// it: remove it from your poller, or close your *os.File (which ends a
+// wait on it), before Close.
+//
+// It returns -1 and [ErrClosed] on a closed Reader, and -1 and an error
+// matching [ebpf.ErrNotSupported] on Windows, whose ring has no such
+// descriptor.
+func (r *Reader) ReadinessFD() (int, error) {
+	if r.copyOnly != nil {
+		return -1, fmt.Errorf("ringbuf: readiness descriptor of a %s map: %w", ebpf.WindowsRingBuf, ebpf.ErrNotSupported)
+	}
+	return r.readinessFD()
+}
+
+// readinessFD is ReadinessFD on a mapped ring.
+func (e *engine) readinessFD() (int, error) {
+	fd, err := e.core.ReadinessFD(false)
+	if err != nil {
+		return -1, fmt.Errorf("ringbuf: readiness descriptor: %w", err)
+	}
+	return fd, nil
 }

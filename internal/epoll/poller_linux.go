@@ -17,6 +17,7 @@ import (
 // Poller waits on one or more fds plus its own wake-up eventfd.
 type Poller struct {
 	epollFd, eventFd int
+	readiness        *readiness // made by Readiness (readiness_linux.go); nil until then
 }
 
 // New returns a Poller whose wake-up eventfd is already registered.
@@ -134,9 +135,14 @@ func (p *Poller) Drain() error {
 	return nil
 }
 
-// Close releases the epoll instance and the eventfd. No Wait may be running.
+// Close releases the epoll instance and the eventfd, and the readiness's
+// if made. No Wait may be running.
 func (p *Poller) Close() error {
+	var err error
+	if p.readiness != nil {
+		err, p.readiness = p.readiness.close(), nil
+	}
 	err1 := unix.Close(p.eventFd)
 	err2 := unix.Close(p.epollFd)
-	return errors.Join(err1, err2)
+	return errors.Join(err, err1, err2)
 }

@@ -25,3 +25,8 @@ func (*Poller) Wait(time.Duration) error           { return ebpf.ErrNotSupported
 func (*Poller) Wake() error                        { return ebpf.ErrNotSupported }
 func (*Poller) Drain() error                       { return ebpf.ErrNotSupported }
 func (*Poller) Close() error                       { return nil }
+func (*Poller) Readiness(bool) (int, error)        { return -1, ebpf.ErrNotSupported }
+func (*Poller) HasReadiness() bool                 { return false }
+func (*Poller) SignalReadiness(bool) error         { return ebpf.ErrNotSupported }
+func (*Poller) SetRecordsLeft(bool) error          { return ebpf.ErrNotSupported }
+func (*Poller) TakeEdges() error                   { return ebpf.ErrNotSupported }

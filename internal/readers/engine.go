@@ -131,6 +131,9 @@ func (e *Engine) ReadLocked(claim func() (ok, busy bool, err error)) error {
 // With busy it backs off: a yield eight times, then 2 µs doubling to 1 ms.
 func (e *Engine) WaitLocked(op *WaitState, busy bool) error {
 	e.publishAllLocked()
+	if !busy && e.Wait.HasReadiness() && e.readyAfterEdgesLocked() {
+		return nil
+	}
 	timeout, err := e.Wait.Check(&op.Ticket)
 	if err != nil {
 		return err
@@ -164,7 +167,58 @@ func (e *Engine) WaitLocked(op *WaitState, busy bool) error {
 	if e.Wait.Closed() {
 		return errors.Join(os.ErrClosed, e.FreeIfUnusedLocked())
 	}
+	if e.Wait.HasReadiness() && e.anyReadyLocked() {
+		// The sleep may have taken the wake-up that the readiness
+		// descriptor would show: this read takes a record or a batch,
+		// and the descriptor says the rest wait.
+		e.Wait.SetRecordsLeft(true)
+	}
 	return nil
+}
+
+// ReadinessFD is every reader's ReadinessFD: the descriptor an outside
+// event loop polls (epoll.Poller.Readiness), made on the first call.
+// pollTakesEdge says that polling a buffer's fd consumes the wake-up it
+// reports (a perf event's): then a read that finds nothing takes the
+// wake-ups still pending, so that none for records already read is left
+// behind.
+func (e *Engine) ReadinessFD(pollTakesEdge bool) (int, error) {
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
+	return e.Wait.ReadinessFD(pollTakesEdge)
+}
+
+// readyAfterEdgesLocked is WaitLocked's last look, once it published,
+// while the readiness descriptor is out: an event loop polling it waits
+// for the kernel's next wake-up once a read finds nothing, and a ring
+// buffer's producer wakes only a consumer that it sees caught up
+// (bpf_ringbuf_commit, kernel/bpf/ringbuf.c), so the buffers are looked
+// at after the publish; for fds whose poll takes the wake-up, after the
+// pending wake-ups are taken. Records found go to the read, and to the
+// sleepers, whose wake-up may have been taken; none found, the
+// descriptor stops saying records are left (Waiter.SetRecordsLeft).
+func (e *Engine) readyAfterEdgesLocked() bool {
+	if e.Wait.Closed() {
+		return false
+	}
+	e.Wait.TakeEdges()
+	if e.anyReadyLocked() {
+		if !e.Wait.Idle() {
+			e.Wait.Wake()
+		}
+		return true
+	}
+	e.Wait.SetRecordsLeft(false)
+	return false
+}
+
+func (e *Engine) anyReadyLocked() bool {
+	for i := range e.buffers.Len() {
+		if e.buffers.Ready(i) {
+			return true
+		}
+	}
+	return false
 }
 
 // AddUserLocked counts a user (a claim read outside Mu) until
