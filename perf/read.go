@@ -8,9 +8,9 @@ func (r *Reader) Read() (Record, error) {
 	return rec, err
 }
 
-// ReadInto is Read into rec, reusing rec.RawSample's memory unless it is
+// ReadInto is [Reader.Read] into rec, reusing rec.RawSample's memory unless it is
 // a view; when it returns, the kernel knows the record's space is free. A
-// record of an unknown type is consumed, as an error (IsUnknownEvent).
+// record of an unknown type is consumed, as an error ([IsUnknownEvent]).
 func (r *Reader) ReadInto(rec *Record) error {
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()

@@ -17,7 +17,7 @@ import (
 // ReaderOptions control the perf events a Reader opens, as cilium/ebpf's.
 type ReaderOptions struct {
 	// WakeupEvents is the number of records a CPU's buffer holds before a
-	// waiting read is woken; zero lets Watermark decide.
+	// waiting read is woken; zero lets [ReaderOptions.Watermark] decide.
 	WakeupEvents int
 	// Watermark is the number of bytes a CPU's buffer holds before a
 	// waiting read is woken, less than the buffer's size; zero wakes for
@@ -137,7 +137,7 @@ func (r *Reader) BufferSize() int { return int(r.consumers[0].buf.size) }
 func (r *Reader) SetDeadline(t time.Time) { r.core.SetDeadline(t) }
 
 // Flush is ringbuf.Reader.Flush: every read and loop in progress returns
-// the records in the buffers, then ErrFlushed. Use it to drain records
+// the records in the buffers, then [ErrFlushed]. Use it to drain records
 // below the Watermark or WakeupEvents threshold, which wake no reader.
 func (r *Reader) Flush() error { return r.core.Flush() }
 

@@ -6,7 +6,7 @@ import "iter"
 // consumed in place, with ringbuf.Reader.Records' contract. rec.RawSample
 // is valid until the body returns (a copy in the loop's memory if it
 // wraps around the buffer's end). Lost samples come with LostSamples set;
-// an unknown type as an error that does not end the loop (IsUnknownEvent).
+// an unknown type as an error that does not end the loop ([IsUnknownEvent]).
 // A CPU's records come in the kernel's order, different CPUs' in none.
 func (r *Reader) Records() iter.Seq2[*Record, error] {
 	return r.records

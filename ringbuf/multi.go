@@ -19,7 +19,7 @@ type MultiReader struct {
 }
 
 // NewMultiReader reads the ring buffer maps given, at least one, each
-// once; a record's Ring is its map's index in the list.
+// once; a record's [Record.Ring] is its map's index in the list.
 func NewMultiReader(maps ...*ebpf.Map) (*MultiReader, error) {
 	keys := make([]int, len(maps))
 	for i := range keys {
@@ -118,13 +118,13 @@ func distinctMaps(maps []*ebpf.Map, keys []int) error {
 // Rings returns how many rings the MultiReader reads.
 func (mr *MultiReader) Rings() int { return len(mr.consumers) }
 
-// SetDeadline is Reader.SetDeadline for every ring at once.
+// SetDeadline is [Reader.SetDeadline] for every ring at once.
 func (mr *MultiReader) SetDeadline(t time.Time) { mr.core.SetDeadline(t) }
 
-// Flush is Reader.Flush for every ring at once.
+// Flush is [Reader.Flush] for every ring at once.
 func (mr *MultiReader) Flush() error { return mr.core.Flush() }
 
-// Close is Reader.Close for every ring at once.
+// Close is [Reader.Close] for every ring at once.
 func (mr *MultiReader) Close() error { return mr.core.Close(nil) }
 
 // ReadinessFD is [Reader.ReadinessFD] for every ring at once: readable
@@ -132,12 +132,12 @@ func (mr *MultiReader) Close() error { return mr.core.Close(nil) }
 // or the MultiReader is closed.
 func (mr *MultiReader) ReadinessFD() (int, error) { return mr.readinessFD() }
 
-// Records is Reader.Records over every ring (Record.Ring).
+// Records is [Reader.Records] over every ring ([Record.Ring]).
 func (mr *MultiReader) Records() iter.Seq2[*Record, error] {
 	return mr.records
 }
 
-// Batches is Reader.Batches over every ring (Batch.Ring).
+// Batches is [Reader.Batches] over every ring ([Batch.Ring]).
 func (mr *MultiReader) Batches() iter.Seq2[*Batch, error] {
 	return mr.batches
 }

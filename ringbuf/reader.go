@@ -89,7 +89,7 @@ func (r *Reader) SetDeadline(t time.Time) {
 }
 
 // Flush makes every read and loop in progress return the records in the
-// ring, then ErrFlushed, however soon others read again; with none in
+// ring, then [ErrFlushed], however soon others read again; with none in
 // progress, the next to find the ring empty does. Use it to drain records
 // submitted with BPF_RB_NO_WAKEUP, which wake no reader.
 func (r *Reader) Flush() error {
@@ -99,12 +99,13 @@ func (r *Reader) Flush() error {
 	return r.core.Flush()
 }
 
-// Close stops the Reader: every blocked read returns ErrClosed, and has
+// Close stops the Reader: every blocked read returns [ErrClosed], and has
 // returned when Close returns, as with cilium/ebpf; a blocked loop has
 // ended by then, its body getting ErrClosed. A loop body running the
-// caller's code is not waited for, so Close may be called from one. It may be called from any goroutine and more than once; a
+// caller's code is not waited for, so Close may be called from one. It
+// may be called from any goroutine and more than once; a
 // second call returns at once. What was consumed is published first. A running loop yields the rest of the
-// batch it holds, then ErrClosed; a Peek view stays valid until Consume,
+// batch it holds, then ErrClosed; a Peek view stays valid until [Reader.Consume],
 // which consumes it. The ring is unmapped once both are done.
 func (r *Reader) Close() error {
 	if r.copyOnly != nil {
