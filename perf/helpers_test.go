@@ -141,3 +141,16 @@ func loopOf(r *Reader, style string) iter.Seq2[*Record, error] {
 	}
 	return r.Records()
 }
+
+// consumerOf returns r's consumer of cpu's buffer, whose data_tail tells
+// what the kernel was told.
+func consumerOf(tb testing.TB, r *Reader, cpu int) *consumer {
+	tb.Helper()
+	for i := range r.consumers {
+		if r.consumers[i].cpu == cpu {
+			return &r.consumers[i]
+		}
+	}
+	tb.Fatalf("no buffer of CPU %d", cpu)
+	return nil
+}

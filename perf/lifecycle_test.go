@@ -179,12 +179,7 @@ func TestNothingHeldBack(t *testing.T) {
 	p := newProducer(t, m, 32)
 	cpu := bpftest.CPUs(t)[0]
 	runOn(t, p, cpu, 10)
-	var c *consumer
-	for i := range r.consumers {
-		if r.consumers[i].cpu == cpu {
-			c = &r.consumers[i]
-		}
-	}
+	c := consumerOf(t, r, cpu)
 	recordBytes := uint64(headerSize + 4 + rawLen(32))
 	tail := c.buf.loadTail()
 
