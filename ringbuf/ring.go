@@ -203,11 +203,12 @@ func (rg *ring) corrupt(pos, end uint64, h header) error {
 // of their heads alone still reads the ring as a stream: more than two
 // cache lines, and up to streamMax bytes for PeekInto or walkStreamMax
 // for the walks of Records and Batches, whose bodies read the lines
-// themselves when they read the whole record.
+// themselves when they read the whole record, and pay for the loads
+// from 168 bytes on (docs/batch-walk.md).
 const (
 	streamMin     = 2 * 64
 	streamMax     = 512 + headerSize
-	walkStreamMax = 3 * 64
+	walkStreamMax = 2*64 + 32
 )
 
 // loadLines loads a word of each cache line after the header's of the
