@@ -175,20 +175,7 @@ func TestBatchesOtherRecords(t *testing.T) {
 // handed as consumed, unwinds and publishes; a body that leaves its batch
 // unread consumes nothing. The next record is the one after.
 func TestBatchesBreakAndPanic(t *testing.T) {
-	m := newEventArray(t)
-	r := newTestReader(t, m, 1<<16, ReaderOptions{})
-	p := newProducer(t, m, 32)
-	cpu := bpftest.CPUs(t)[0]
-	runOn(t, p, cpu, 10)
-	c := consumerOf(t, r, cpu)
-	recordBytes := uint64(headerSize + 4 + rawLen(32))
-	tail := c.buf.loadTail()
-	checkTail := func(after string, records uint64) {
-		t.Helper()
-		if got := c.buf.loadTail(); got != tail+records*recordBytes {
-			t.Fatalf("after %s: data_tail %d, want %d", after, got, tail+records*recordBytes)
-		}
-	}
+	r, checkTail := tenSamplesOnOneCPU(t)
 
 	for b, err := range r.Batches() {
 		if err != nil {

@@ -154,3 +154,24 @@ func consumerOf(tb testing.TB, r *Reader, cpu int) *consumer {
 	tb.Fatalf("no buffer of CPU %d", cpu)
 	return nil
 }
+
+// tenSamplesOnOneCPU opens a Reader with 64 KiB buffers, test-runs ten
+// 32-byte samples into one CPU's, and returns it with a check that the
+// kernel's data_tail moved past exactly records of them since.
+func tenSamplesOnOneCPU(t *testing.T) (*Reader, func(after string, records uint64)) {
+	t.Helper()
+	m := newEventArray(t)
+	r := newTestReader(t, m, 1<<16, ReaderOptions{})
+	p := newProducer(t, m, 32)
+	cpu := bpftest.CPUs(t)[0]
+	runOn(t, p, cpu, 10)
+	c := consumerOf(t, r, cpu)
+	recordBytes := uint64(headerSize + 4 + rawLen(32))
+	tail := c.buf.loadTail()
+	return r, func(after string, records uint64) {
+		t.Helper()
+		if got := c.buf.loadTail(); got != tail+records*recordBytes {
+			t.Fatalf("after %s: data_tail %d, want %d", after, got, tail+records*recordBytes)
+		}
+	}
+}

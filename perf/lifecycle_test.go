@@ -174,14 +174,7 @@ func TestCloseAnyInstant(t *testing.T) {
 // kernel's data_tail covers every record it yielded; the reader stays
 // usable and the next record is the one after.
 func TestNothingHeldBack(t *testing.T) {
-	m := newEventArray(t)
-	r := newTestReader(t, m, 1<<16, ReaderOptions{})
-	p := newProducer(t, m, 32)
-	cpu := bpftest.CPUs(t)[0]
-	runOn(t, p, cpu, 10)
-	c := consumerOf(t, r, cpu)
-	recordBytes := uint64(headerSize + 4 + rawLen(32))
-	tail := c.buf.loadTail()
+	r, checkTail := tenSamplesOnOneCPU(t)
 
 	n := 0
 	for rec, err := range r.Records() {
@@ -193,9 +186,7 @@ func TestNothingHeldBack(t *testing.T) {
 			break
 		}
 	}
-	if got := c.buf.loadTail(); got != tail+3*recordBytes {
-		t.Fatalf("after a break at the third record: data_tail %d, want %d", got, tail+3*recordBytes)
-	}
+	checkTail("a break at the third record", 3)
 
 	bpftest.PanicsWith(t, "boom", "the body's", func() {
 		for rec, err := range r.Records() {
@@ -208,9 +199,7 @@ func TestNothingHeldBack(t *testing.T) {
 			panic("boom")
 		}
 	})
-	if got := c.buf.loadTail(); got != tail+4*recordBytes {
-		t.Fatalf("after a panic at the fourth record: data_tail %d, want %d", got, tail+4*recordBytes)
-	}
+	checkTail("a panic at the fourth record", 4)
 	rec, err := r.Read()
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +207,5 @@ func TestNothingHeldBack(t *testing.T) {
 	if seq := checkSample(t, rec.RawSample, 32); seq != 4 {
 		t.Fatalf("Read after the panic: record %d, want 4", seq)
 	}
-	if got := c.buf.loadTail(); got != tail+5*recordBytes {
-		t.Fatalf("after Read: data_tail %d, want %d", got, tail+5*recordBytes)
-	}
+	checkTail("Read", 5)
 }
