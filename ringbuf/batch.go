@@ -14,7 +14,7 @@ type Batch struct {
 	limit    uint64 // the walk ends at the first record boundary from here
 	producer uint64 // producer position when claimed
 	holding  bool
-	ahead    header // what the stream loads read, kept
+	lines    uint32 // what the stream loads read (loadLines), kept
 }
 
 // Ring is where the batch's records come from, as [Record.Ring].
@@ -31,14 +31,14 @@ func (b *Batch) Samples() iter.Seq[[]byte] {
 		}
 		area := b.ring.dataArea // in registers: the stores to b.pos cannot change it
 		p, limit, end := b.pos, b.limit, b.claim.End
-		var ahead header
+		var lines uint32
 		for p < limit {
 			h := area.headerAt(p)
 			total := h.total()
 			if h.busy() || total > end-p {
 				break // a producer is still writing it, or corrupt: the loop's end tells which
 			}
-			ahead |= header(area.loadLines(p, total, walkStreamMax))
+			lines |= area.loadLines(p, total, walkStreamMax)
 			next := p + total
 			if !h.discarded() {
 				b.pos = next
@@ -48,7 +48,7 @@ func (b *Batch) Samples() iter.Seq[[]byte] {
 			}
 			p = next
 		}
-		b.pos, b.ahead = p, ahead
+		b.pos, b.lines = p, lines
 	}
 }
 
