@@ -492,3 +492,52 @@ func TestSnapshotKernelPositions(t *testing.T) {
 		t.Fatalf("stats %+v, want %d bytes lost", st, overwrite)
 	}
 }
+
+// TestSnapshotCloseAnyInstant closes readers at random instants while two
+// goroutines take snapshots and producers run on every CPU: every loop
+// ends with ErrClosed (or ErrConcurrentSnapshot, beside the other
+// loop), every record handed out is intact, and the closed readers leave
+// no mapping and no descriptor behind.
+func TestSnapshotCloseAnyInstant(t *testing.T) {
+	const recordSize, trials = 56, 30
+	ring := newSnapshotRing(t, os.Getpagesize())
+	p, err := progs.NewOverwriteProducer(ring, recordSize)
+	bpftest.SkipIfNoRingBuf(t, err)
+	t.Cleanup(func() { p.Close() })
+	stop := bpftest.KeepProducing(t, []*progs.Producer{p}, bpftest.CPUs(t), nil)
+	defer stop()
+	before := bpftest.OpenResources(t)
+	for trial := range trials {
+		r, err := NewSnapshotReader(ring)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() {
+				for {
+					for sample, err := range r.Snapshot() {
+						switch {
+						case errors.Is(err, ErrClosed):
+							return
+						case errors.Is(err, ErrConcurrentSnapshot):
+						case err != nil:
+							t.Error(err)
+							return
+						default:
+							if _, err := progs.CheckOverwriteRecord(sample, recordSize); err != nil {
+								t.Errorf("trial %d: %v", trial, err)
+							}
+						}
+					}
+				}
+			})
+		}
+		time.Sleep(time.Duration(trial%7) * 300 * time.Microsecond)
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+	}
+	bpftest.CheckNoLeaks(t, before, "closed snapshot readers")
+}
