@@ -1,6 +1,10 @@
 package perf
 
-import "iter"
+import (
+	"iter"
+
+	"github.com/ebpf-zc/ebpf/internal/readers"
+)
 
 // Batch is a run of records of one CPU's buffer claimed by a loop of
 // [Reader.Batches]: at most min(size/8, 256 KiB) and the record crossing
@@ -138,7 +142,7 @@ func (e *engine) claimLocked(i int, alone bool, scratch *[]byte) (Batch, bool, e
 	c := &e.consumers[i]
 	var cl claim
 	switch r, returned := c.claims.Returned(); {
-	case c.overwrite && !e.paused:
+	case c.overwrite && !e.paused.Load():
 		return Batch{}, false, ErrMustBePaused
 	case c.err != nil:
 		return Batch{}, false, c.err
@@ -164,16 +168,15 @@ func (e *engine) claimLocked(i int, alone bool, scratch *[]byte) (Batch, bool, e
 	}, true, nil
 }
 
-// releaseLocked ends b: what the walk did not reach goes back; publishes.
-func (b *Batch) releaseLocked() (gaveBack bool) {
+// release ends b: what the walk did not reach goes back, and a corrupt
+// record it stopped at sticks to the buffer.
+func (b *Batch) release() {
 	c := b.c
 	b.holding = false
 	if b.err != nil && c.err == nil {
 		c.err = b.err
 	}
-	gaveBack = c.claims.Release(b.claim, b.pos)
-	c.publish()
-	return gaveBack
+	c.claims.Release(b.claim, b.pos)
 }
 
 // walkRecords yields b's records from b.pos up to b.limit or a corrupt
@@ -257,7 +260,7 @@ func (b *Batch) remaining(end uint64) int {
 	return int(b.head - end)
 }
 
-// batchLoop is a loop's batch, a readers.Batcher, for Records and
+// batchLoop is a loop's batch, a readers.Holder, for Records and
 // Batches.
 type batchLoop struct {
 	e *engine
@@ -266,18 +269,20 @@ type batchLoop struct {
 }
 
 // Claim claims a batch of CPU i's buffer.
-func (l *batchLoop) Claim(i int, alone bool) (ok, busy bool, err error) {
+func (l *batchLoop) Claim(i int, alone bool) (readers.Take, error) {
 	b, ok, err := l.e.claimLocked(i, alone, &l.wrapped)
-	if ok { // else the batch the loop ended keeps its CPU
-		l.Batch = b
+	if !ok { // the batch the loop ended keeps its CPU
+		return readers.None, err
 	}
-	return ok, false, err
+	l.Batch = b
+	return readers.Held, nil
 }
 
-// Finish ends the loop's batch, if it holds one.
-func (l *batchLoop) Finish() (stalled bool) {
-	if l.holding {
-		l.e.core.UserDoneLocked(l.index, l.releaseLocked())
+// Release gives back the loop's batch, if it holds one.
+func (l *batchLoop) Release(bool) (i, ended int, stalled bool) {
+	if !l.holding {
+		return 0, 0, false
 	}
-	return false
+	l.release()
+	return l.index, 1, false
 }

@@ -233,6 +233,7 @@ func TestBatchesBreakAndPanic(t *testing.T) {
 func TestBatchAfterLoop(t *testing.T) {
 	bpftest.InChild(t, time.Minute, func(t *testing.T) {
 		m := newEventArray(t)
+		before := bpftest.OpenResources(t)
 		r, err := NewReader(m, 1<<16)
 		bpftest.SkipIfNoPerfEventArray(t, err)
 		p := newProducer(t, m, 16)
@@ -284,7 +285,7 @@ func TestBatchAfterLoop(t *testing.T) {
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if !r.core.Freed() {
+		if bpftest.StillMapped(t, before) {
 			t.Fatal("a closed reader that nobody reads is not freed")
 		}
 		check(broke, "after Close")
@@ -296,6 +297,7 @@ func TestBatchAfterLoop(t *testing.T) {
 // with ErrClosed, the reader freed.
 func TestBatchesCloseInBody(t *testing.T) {
 	m := newEventArray(t)
+	before := bpftest.OpenResources(t)
 	r := newTestReader(t, m, 1<<16, ReaderOptions{})
 	p := newProducer(t, m, 64)
 	runOn(t, p, bpftest.CPUs(t)[0], 10)
@@ -319,7 +321,7 @@ func TestBatchesCloseInBody(t *testing.T) {
 	if n != 10 || !errors.Is(end, ErrClosed) {
 		t.Fatalf("%d records, then %v: want 10, then ErrClosed", n, end)
 	}
-	if !r.core.Freed() {
+	if bpftest.StillMapped(t, before) {
 		t.Fatal("resources not freed once the loop ended")
 	}
 }

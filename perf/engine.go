@@ -3,6 +3,8 @@ package perf
 import (
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/cilium/ebpf"
 
@@ -12,12 +14,14 @@ import (
 
 // engine is a consumer per CPU under readers.Engine.
 type engine struct {
-	core        readers.Engine
-	consumers   []consumer
-	res         *resources
-	paused      bool
-	readRec     Record // ReadInto's view of the record it copies
-	readScratch []byte // and of one that wraps
+	core      readers.Engine
+	consumers []consumer
+	res       *resources
+	read      readInto // ReadInto's, under the engine's lock
+
+	entries sync.Mutex  // orders Pause, Resume and Close on the array
+	removed bool        // Close removed the entries for good
+	paused  atomic.Bool // Pause removed them until Resume
 }
 
 type claim = readers.Claim
@@ -31,10 +35,11 @@ type resources struct {
 	mappings [][]byte
 }
 
+// free releases the resources; a second call finds nothing to release.
 func (res *resources) free() error {
 	var err error
 	if res.poller != nil {
-		err = res.poller.Close()
+		err, res.poller = res.poller.Close(), nil
 	}
 	for _, m := range res.mappings {
 		err = errors.Join(err, unmap(m))
@@ -42,8 +47,9 @@ func (res *resources) free() error {
 	for _, fd := range res.fds {
 		err = errors.Join(err, closeFd(fd))
 	}
+	res.mappings, res.fds = nil, nil
 	if res.array != nil {
-		err = errors.Join(err, res.array.Close())
+		err, res.array = errors.Join(err, res.array.Close()), nil
 	}
 	return err
 }
@@ -91,16 +97,24 @@ func (b *engineBuffers) Err(i int) error  { return b.consumers[i].err }
 
 // setPaused deletes the events from the array (pause) or puts them back.
 func (e *engine) setPaused(pause bool, op string) error {
-	e.core.Mu.Lock()
-	defer e.core.Mu.Unlock()
-	if e.core.Wait.Closed() {
+	e.entries.Lock()
+	defer e.entries.Unlock()
+	if e.removed {
 		return fmt.Errorf("perf: %s: %w", op, ErrClosed)
 	}
 	if err := e.res.putEntries(!pause); err != nil {
 		return fmt.Errorf("perf: %w", err)
 	}
-	e.paused = pause
+	e.paused.Store(pause)
 	return nil
+}
+
+// removeEntries deletes the events from the array for good: Close's.
+func (e *engine) removeEntries() error {
+	e.entries.Lock()
+	defer e.entries.Unlock()
+	e.removed = true
+	return e.res.putEntries(false)
 }
 
 // consumer is one CPU's claims and what the kernel was told of them. An

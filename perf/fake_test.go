@@ -110,7 +110,7 @@ func fakeReader(tb testing.TB, overwritable bool, fakes ...*fakeBuffer) (*Reader
 		res.free()
 		return nil, err
 	}
-	r.paused = true
+	r.paused.Store(true)
 	tb.Cleanup(func() { r.Close() })
 	return r, nil
 }

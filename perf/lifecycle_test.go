@@ -91,6 +91,7 @@ func TestCloseAnyInstant(t *testing.T) {
 	bpftest.SkipUnlessAtomicSequences(t, progs.HaveAtomicFetch)
 	for round := range 20 {
 		m := newEventArray(t)
+		before := bpftest.OpenResources(t)
 		r := newTestReader(t, m, 8<<10, ReaderOptions{})
 		p := newProducer(t, m, 64)
 		stop := make(chan struct{})
@@ -164,7 +165,7 @@ func TestCloseAnyInstant(t *testing.T) {
 				t.Fatalf("round %d: a reader ended with %v, want ErrClosed", round, err)
 			}
 		}
-		if !r.core.Freed() {
+		if bpftest.StillMapped(t, before) {
 			t.Fatalf("round %d: resources not freed after every reader ended", round)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/bits"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -79,7 +78,6 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 	if err != nil { // entries put would outlive us in the caller's map
 		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.putEntries(false), res.free()))
 	}
-	r.core.Cleanup = runtime.AddCleanup(r, func(res *resources) { res.free() }, r.res)
 	return r, nil
 }
 
@@ -151,9 +149,7 @@ func (r *Reader) Resume() error { return r.setPaused(false, "resume") }
 // Close is ringbuf.Reader.Close, and BPF programs' writes fail with
 // ENOENT from then on, as cilium/ebpf documents, even while the caller's
 // map stays open.
-func (r *Reader) Close() error {
-	return r.core.Close(func() error { return r.res.putEntries(false) })
-}
+func (r *Reader) Close() error { return r.core.Close(r.removeEntries) }
 
 // ReadinessFD returns a file descriptor that is readable once the kernel
 // wakes a reader for records (after WakeupEvents records, or Watermark
@@ -181,7 +177,7 @@ func (r *Reader) Close() error {
 // using the Reader ends; never to be closed by the caller, nor polled
 // across Close. It returns -1 and [ErrClosed] on a closed Reader.
 func (r *Reader) ReadinessFD() (int, error) {
-	fd, err := r.core.ReadinessFD(true)
+	fd, err := r.core.ReadinessFD()
 	if err != nil {
 		return -1, fmt.Errorf("perf: readiness descriptor: %w", err)
 	}

@@ -1,6 +1,10 @@
 package ringbuf
 
-import "iter"
+import (
+	"iter"
+
+	"github.com/ebpf-zc/ebpf/internal/readers"
+)
 
 // Batch is a run of records of one ring claimed by a loop of [Reader.Batches]: at
 // most min(size/8, 256 KiB) and the record crossing it. It belongs to the
@@ -52,14 +56,23 @@ func (b *Batch) Samples() iter.Seq[[]byte] {
 	}
 }
 
-// Batches returns an iterator over batches of the ring's records, with
-// the guarantees of [Reader.Records] and the speed of a hand-written walk: Records
-// calls the loop body once a record, Batches once a batch.
-func (r *Reader) Batches() iter.Seq2[*Batch, error] {
-	if r.copyOnly != nil {
-		return copyOnlySeq[*Batch]
+// records is the loop of Batches, with a Record for each sample.
+func (e *engine) records(yield func(*Record, error) bool) {
+	var rec Record
+	for b, err := range e.batches {
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		rec.Ring = b.key
+		for sample := range b.Samples() {
+			rec.RawSample = sample
+			rec.Remaining = int(b.producer - b.pos)
+			if !yield(&rec, nil) {
+				return
+			}
+		}
 	}
-	return r.batches
 }
 
 func (e *engine) batches(yield func(*Batch, error) bool) {
@@ -72,21 +85,26 @@ func (e *engine) batches(yield func(*Batch, error) bool) {
 	})
 }
 
-// batchLoop is a loop's Batch as readers.Engine.Loop sees it.
+// batchLoop is a loop's Batch as readers.Engine.Loop holds it.
 type batchLoop struct {
 	e *engine
 	Batch
 }
 
 // Claim claims a batch of ring i.
-func (l *batchLoop) Claim(i int, alone bool) (ok, busy bool, err error) {
+func (l *batchLoop) Claim(i int, alone bool) (readers.Take, error) {
 	e, c := l.e, &l.e.consumers[i]
-	var cl claim
-	if c.err == nil {
-		cl, ok, busy = c.claimBatch(alone)
+	if c.err != nil {
+		return readers.None, e.ringErr(i, c.err)
 	}
-	if c.err != nil || !ok {
-		return false, busy, e.ringErr(i, c.err)
+	cl, ok, busy := c.claimBatch(alone)
+	switch {
+	case c.err != nil:
+		return readers.None, e.ringErr(i, c.err)
+	case busy:
+		return readers.Busy, nil
+	case !ok:
+		return readers.None, nil
 	}
 	l.Batch = Batch{
 		ring:     c.ring,
@@ -100,20 +118,20 @@ func (l *batchLoop) Claim(i int, alone bool) (ok, busy bool, err error) {
 	if e.keys != nil {
 		l.key = e.keys[i]
 	}
-	return true, false, nil
+	return readers.Held, nil
 }
 
-// Finish ends the loop's batch, if it holds one. A walk that stopped at
-// a corrupt record leaves the ring's error; one that read nothing before a
-// busy record is stalled.
-func (l *batchLoop) Finish() (stalled bool) {
+// Release gives back the loop's batch, if it holds one: what the walk did
+// not reach goes back. A walk that stopped at a corrupt record leaves the
+// ring's error; one that read nothing before a busy record is stalled.
+func (l *batchLoop) Release(bool) (i, ended int, stalled bool) {
 	if !l.holding {
-		return false
+		return 0, 0, false
 	}
-	e, b := l.e, &l.Batch
-	c := &e.consumers[b.index]
+	b := &l.Batch
+	c := &l.e.consumers[b.index]
 	b.holding = false
-	if b.pos < b.limit && !e.core.Freed() {
+	if b.pos < b.limit {
 		switch h := c.ring.headerAt(b.pos); {
 		case h.busy():
 			stalled = b.pos == b.claim.Start
@@ -121,6 +139,6 @@ func (l *batchLoop) Finish() (stalled bool) {
 			c.err = c.ring.corrupt(b.pos, b.claim.End, h)
 		}
 	}
-	e.core.EndClaimLocked(b.index, &c.claims, b.claim, b.pos)
-	return stalled
+	c.claims.Release(b.claim, b.pos)
+	return b.index, 1, stalled
 }

@@ -2,10 +2,7 @@ package ringbuf
 
 import "github.com/ebpf-zc/ebpf/internal/readers"
 
-type (
-	claim     = readers.Claim
-	waitState = readers.WaitState
-)
+type claim = readers.Claim
 
 // consumer is one ring's claims and what the kernel was told of them.
 type consumer struct {
@@ -54,9 +51,39 @@ func (c *consumer) ready() bool {
 	return c.claims.HasReturned() || c.produced()
 }
 
+// takeOne takes the next kept record, held if hold, else consumed
+// (copied under the lock), and the discarded ones before it: cl is the
+// claim, pos and length the record's.
+func (c *consumer) takeOne(hold bool) (cl claim, pos uint64, length uint32, take readers.Take, err error) {
+	if c.err != nil {
+		return claim{}, 0, 0, readers.None, c.err
+	}
+	if pos, h, ok := c.readyRecord(); ok {
+		cl = claim{Start: pos, End: pos + h.total()}
+		if hold {
+			c.claims.Hold(cl.End)
+			return cl, pos, h.length(), readers.Held, nil
+		}
+		c.claims.Skip(cl.End)
+		return cl, pos, h.length(), readers.Copied, nil
+	}
+	cl, pos, length, ok, busy := c.claimOne(hold)
+	switch {
+	case ok && hold:
+		return cl, pos, length, readers.Held, nil
+	case ok:
+		return cl, pos, length, readers.Copied, nil
+	case c.err != nil:
+		return claim{}, 0, 0, readers.None, c.err
+	case busy:
+		return claim{}, 0, 0, readers.Busy, nil
+	}
+	return claim{}, 0, 0, readers.None, nil
+}
+
 // readyRecord finds the committed, kept record at the claim position if
-// no claim is out (nothing is unpublished): ReadInto's and PeekInto's
-// common case, without claimOne's scan; small enough to inline (cost 79).
+// no claim is out (nothing is unpublished): the common case of takeOne,
+// without claimOne's scan.
 func (c *consumer) readyRecord() (pos uint64, h header, ok bool) {
 	pos = c.claims.Pos()
 	if !c.claims.Empty() || pos == c.producerPos {

@@ -2,7 +2,9 @@ package ringbuf
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"os"
 
 	upstream "github.com/cilium/ebpf/ringbuf"
 
@@ -26,3 +28,9 @@ var (
 	// or a peeked record is not yet consumed; nothing is read or consumed.
 	ErrConcurrentPeek = errors.New("concurrent use of Peek: a record is peeked or being peeked")
 )
+
+// errNilRecord is what a read into a nil *Record returns, before it reads
+// anything: it matches [os.ErrInvalid].
+func errNilRecord(op string) error {
+	return fmt.Errorf("ringbuf: %s: nil *Record: %w", op, os.ErrInvalid)
+}

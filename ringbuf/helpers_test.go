@@ -3,9 +3,12 @@
 package ringbuf
 
 import (
+	"os"
 	"testing"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/progs"
@@ -80,4 +83,31 @@ func produce(tb testing.TB, p *progs.Producer, n int) {
 	if got := after - before; got != uint64(n) {
 		tb.Fatalf("producer numbered %d records, want %d", got, n)
 	}
+}
+
+// kernelPositions reads m's consumer and producer positions through a
+// mapping of its own: what the kernel sees, whatever a reader of m holds
+// or has already unmapped.
+func kernelPositions(tb testing.TB, m *ebpf.Map) (consumer, producer uint64) {
+	tb.Helper()
+	page := os.Getpagesize()
+	mem, err := unix.Mmap(m.FD(), 0, page, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer unix.Munmap(mem)
+	prod, err := unix.Mmap(m.FD(), int64(page), page, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer unix.Munmap(prod)
+	consumer = position{word: unsafe.Pointer(&mem[0])}.load(0)
+	return consumer, position{word: unsafe.Pointer(&prod[0])}.load(consumer)
+}
+
+// kernelConsumer is kernelPositions' consumer position.
+func kernelConsumer(tb testing.TB, m *ebpf.Map) uint64 {
+	tb.Helper()
+	consumer, _ := kernelPositions(tb, m)
+	return consumer
 }

@@ -89,9 +89,10 @@ func TestMultiReaderReadinessFD(t *testing.T) {
 	})
 }
 
-// TestReadinessFDLevel: a ring buffer's descriptor stays readable while
-// records wait, read or not since it was polled, and a read that leaves
-// some does not hide them.
+// TestReadinessFDLevel: a ring buffer's descriptor becomes readable once
+// the kernel wakes the reader, and stays readable while records wait,
+// read or not since it was polled; a read that leaves some does not hide
+// them.
 func TestReadinessFDLevel(t *testing.T) {
 	m := newRingMap(t, 4096)
 	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 16, Method: progs.Output})
@@ -101,6 +102,7 @@ func TestReadinessFDLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	produce(t, p, 3)
+	bpftest.EventuallyReadable(t, fd, "after the kernel's wake-up for 3 records")
 	for left := 3; left > 0; left-- {
 		for range 2 {
 			if !bpftest.Readable(t, fd) {

@@ -33,6 +33,7 @@ func TestCloseUnblocks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newRingMap(t, 4096)
+			before := bpftest.OpenResources(t)
 			r := newTestReader(t, m)
 			var wg sync.WaitGroup
 			errs := make([]error, tc.waiters)
@@ -57,7 +58,7 @@ func TestCloseUnblocks(t *testing.T) {
 			if _, err := r.Read(); !errors.Is(err, ErrClosed) {
 				t.Errorf("Read after Close: %v", err)
 			}
-			if !r.core.Freed() {
+			if bpftest.StillMapped(t, before) {
 				t.Error("mapping not released after every reader left")
 			}
 		})
@@ -70,6 +71,7 @@ func TestCloseUnblocks(t *testing.T) {
 func TestCloseWhileBodyHoldsView(t *testing.T) {
 	m := newRingMap(t, 4096)
 	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 200, Pattern: true})
+	before := bpftest.OpenResources(t)
 	r := newTestReader(t, m)
 	produce(t, p, 5)
 	var last error
@@ -83,7 +85,7 @@ func TestCloseWhileBodyHoldsView(t *testing.T) {
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if r.core.Freed() {
+		if !bpftest.StillMapped(t, before) {
 			t.Fatal("Close unmapped the ring under a running body")
 		}
 		runtime.GC()
@@ -96,10 +98,10 @@ func TestCloseWhileBodyHoldsView(t *testing.T) {
 	if n != 3 || !errors.Is(last, ErrClosed) {
 		t.Fatalf("loop yielded %d records and ended with %v, want the batch of 3 and ErrClosed", n, last)
 	}
-	if !r.core.Freed() {
+	if bpftest.StillMapped(t, before) {
 		t.Fatal("mapping not released after the body returned")
 	}
-	if got, want := r.consumers[0].publishedPos, uint64(3*208); got != want {
+	if got, want := kernelConsumer(t, m), uint64(3*208); got != want {
 		t.Fatalf("consumer position %d published after the loop, want %d", got, want)
 	}
 }
@@ -109,6 +111,7 @@ func TestCloseWhileBodyHoldsView(t *testing.T) {
 func TestCloseWithPeekView(t *testing.T) {
 	m := newRingMap(t, 4096)
 	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 64, Pattern: true})
+	before := bpftest.OpenResources(t)
 	r := newTestReader(t, m)
 	produce(t, p, 1)
 	rec, err := r.Peek()
@@ -118,7 +121,7 @@ func TestCloseWithPeekView(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if r.core.Freed() {
+	if !bpftest.StillMapped(t, before) {
 		t.Fatal("Close unmapped the ring under a held view")
 	}
 	if _, err := progs.CheckRecord(rec.RawSample, 64, true); err != nil {
@@ -127,10 +130,10 @@ func TestCloseWithPeekView(t *testing.T) {
 	if err := r.Consume(); err != nil {
 		t.Fatalf("Consume after Close: %v", err)
 	}
-	if !r.core.Freed() {
+	if bpftest.StillMapped(t, before) {
 		t.Fatal("mapping not released by Consume")
 	}
-	if got, want := r.consumers[0].publishedPos, uint64(72); got != want {
+	if got, want := kernelConsumer(t, m), uint64(72); got != want {
 		t.Fatalf("consumer position %d published by Consume after Close, want %d", got, want)
 	}
 	if err := r.Consume(); !errors.Is(err, ErrClosed) {

@@ -84,8 +84,8 @@ func newMultiReader(maps []*ebpf.Map, keys []int) (*MultiReader, error) {
 	if err := distinctMaps(maps, keys); err != nil {
 		return nil, err
 	}
-	e, err := newEngine(maps, keys)
-	if err != nil {
+	e := &engine{}
+	if err := e.open(maps, keys); err != nil {
 		return nil, err
 	}
 	return &MultiReader{e}, nil
@@ -117,6 +117,17 @@ func distinctMaps(maps []*ebpf.Map, keys []int) error {
 
 // Rings returns how many rings the MultiReader reads.
 func (mr *MultiReader) Rings() int { return len(mr.consumers) }
+
+// Positions is [Reader.Positions] for one ring, named as [Record.Ring]
+// names it.
+func (mr *MultiReader) Positions(ring int) (RingPositions, error) {
+	for i, key := range mr.keys {
+		if key == ring {
+			return mr.positions(i)
+		}
+	}
+	return RingPositions{}, fmt.Errorf("ringbuf: positions: the MultiReader reads no ring %d", ring)
+}
 
 // SetDeadline is [Reader.SetDeadline] for every ring at once.
 func (mr *MultiReader) SetDeadline(t time.Time) { mr.core.SetDeadline(t) }

@@ -1,7 +1,9 @@
 package ringbuf
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/cilium/ebpf"
 )
@@ -46,3 +48,32 @@ func requireMapped(typ ebpf.MapType, goos string) error {
 	}
 	return err
 }
+
+// ringSize returns the size of the data area of m, a ring buffer or a
+// user ring buffer (they share the layout), checking that the kernel's
+// rule holds: a power-of-two number of pages.
+func ringSize(m *ebpf.Map) (uint64, error) {
+	size := uint64(m.MaxEntries())
+	if size == 0 || size&(size-1) != 0 || size%uint64(os.Getpagesize()) != 0 {
+		return 0, fmt.Errorf("size %d is not a power-of-two number of pages", size)
+	}
+	return size, nil
+}
+
+// checkMap refuses a nil map, and a closed one, whose descriptor is gone,
+// before anything asks the map its type, flags or size.
+func checkMap(m *ebpf.Map) error {
+	switch {
+	case m == nil:
+		return errors.New("nil map")
+	case m.FD() < 0:
+		return fmt.Errorf("map file descriptor: %w", os.ErrClosed)
+	}
+	return nil
+}
+
+// errCopyOnly is what the zero-copy API returns on a Reader of a
+// WindowsRingBuf map, which cilium/ebpf's reader reads (pathUpstream):
+// its ring is mapped by the eBPF for Windows runtime, out of our reach.
+var errCopyOnly = fmt.Errorf("zero-copy reads of a %s map (Peek, PeekInto, Consume, Records, Batches, MultiReader): %w",
+	ebpf.WindowsRingBuf, ebpf.ErrNotSupported)

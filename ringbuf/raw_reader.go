@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
 // RawReader reads a ring buffer in place, for one goroutine at a time: the
@@ -20,24 +22,28 @@ import (
 // while a lease waits for samples, and Close also from inside a lease.
 // Use [Reader] to read from several goroutines.
 type RawReader struct {
-	rd *Reader // its engine, mapping and cleanup; its own methods go unused
+	e *engine
 	// leaseID counts the leases begun and ended: it is odd while a lease
 	// runs, and then names the one Lease that may be used.
 	leaseID     atomic.Uint64
 	*leaseState // behind a pointer, so that RawReader stays comparable, as upstream's is
 }
 
-// leaseState is owned by the goroutine in the lease.
+// leaseState is owned by the goroutine in the lease; what it holds, a
+// readers.Holder, by the engine's lock.
 type leaseState struct {
+	c        *consumer
 	held     []claim // claims of the samples read since the last commit, in ring order
 	pos      uint64  // the next record, up to end
 	end      uint64  // the end of the last held claim; pos if none is held
 	area     dataArea
 	producer position // the kernel's producer position
-	op       waitState
+	session  readers.Session
 	// inUse: the last sample handed out had records after it (remain >
 	// 0), so its view may still be in use when the ring runs dry.
 	inUse bool
+	// cut: the walk stopped at a record that does not fit its claim.
+	cut bool
 }
 
 // errConcurrent is returned by WithLease while a lease runs, and by a
@@ -47,14 +53,11 @@ var errConcurrent = errors.New("concurrent use of RawReader")
 // NewRawReader creates a RawReader for a ring buffer map. Like [NewReader],
 // it starts at the consumer position the map holds.
 func NewRawReader(m *ebpf.Map) (*RawReader, error) {
-	rd, err := NewReader(m)
-	if err != nil {
-		return nil, err
+	e := &engine{}
+	if err := e.open([]*ebpf.Map{m}, nil); err != nil {
+		return nil, fmt.Errorf("ringbuf: %w", err)
 	}
-	if rd.copyOnly != nil {
-		return nil, errors.Join(errCopyOnly, rd.Close())
-	}
-	return &RawReader{rd: rd, leaseState: &leaseState{}}, nil
+	return &RawReader{e: e, leaseState: &leaseState{c: &e.consumers[0]}}, nil
 }
 
 // WithLease calls fn with a [Lease] on the ring: fn reads samples with
@@ -69,41 +72,68 @@ func (rr *RawReader) WithLease(fn func(Lease) error) error {
 		return fmt.Errorf("ringbuf: %w: a lease is running", errConcurrent)
 	}
 	id++
-	rr.op = waitState{}
-	if err := rr.rd.core.Begin(&rr.op); err != nil {
-		rr.leaseID.Add(1)
+	defer rr.leaseID.Add(1) // last: the next lease finds this one ended
+	rr.session = readers.Session{}
+	if err := rr.e.core.Begin(&rr.session); err != nil {
 		return fmt.Errorf("ringbuf: %w", err)
 	}
-	defer rr.endLease()
+	// Commits what the lease read and ends it, however fn returned.
+	defer rr.e.core.End(&rr.session, rr.leaseState)
 	return fn(Lease{rr: rr, id: id})
 }
 
-// endLease commits what the lease read and ends it, however fn returned.
-func (rr *RawReader) endLease() {
-	defer rr.leaseID.Add(1) // last: the next lease finds this one ended
-	e := rr.rd.engine
-	e.core.Mu.Lock()
-	defer e.core.Mu.Unlock()
-	rr.commitLocked()
-	e.core.EndLoopLocked(&rr.op)
+// Claim claims what is produced after the held claims, as a
+// readers.Holder; a walk cut at a record that does not fit its claim
+// leaves the ring's error first.
+func (ls *leaseState) Claim(int, bool) (readers.Take, error) {
+	c := ls.c
+	if ls.cut && c.err == nil {
+		c.err = c.ring.corrupt(ls.pos, ls.end, c.ring.headerAt(ls.pos))
+	}
+	ls.cut = false
+	if c.err != nil {
+		return readers.None, c.err
+	}
+	cl, ok, _ := c.claimBatch(true)
+	if !ok {
+		if c.err != nil {
+			return readers.None, c.err
+		}
+		return readers.None, nil
+	}
+	if len(ls.held) == 0 {
+		ls.pos = cl.Start
+	}
+	ls.held = append(ls.held, cl)
+	ls.end, ls.area, ls.producer = cl.End, c.ring.dataArea, c.ring.producerPos
+	return readers.Held, nil
 }
 
-// commitLocked releases the lease's claims, consumed up to pos, and tells
-// the kernel.
-func (rr *RawReader) commitLocked() {
-	e := rr.rd.engine
-	c := &e.consumers[0]
-	for i, cl := range rr.held {
+// Release commits the lease's claims, consumed up to pos, as a
+// readers.Holder: before a wait only if the last sample's view is not in
+// use, so that the kernel wakes the lease (it wakes a reader that caught
+// up); after a sample with remain > 0 the claims stay, and the wait
+// polls.
+func (ls *leaseState) Release(final bool) (i, ended int, stalled bool) {
+	if !final && ls.inUse {
+		return 0, 0, false
+	}
+	return 0, ls.commitLocked(), false
+}
+
+// commitLocked releases the lease's claims, consumed up to pos, and says
+// how many.
+func (ls *leaseState) commitLocked() int {
+	for i, cl := range ls.held {
 		upTo := cl.End
-		if i == len(rr.held)-1 {
-			upTo = rr.pos // the rest goes back, to be claimed again
+		if i == len(ls.held)-1 {
+			upTo = ls.pos // the rest goes back, to be claimed again
 		}
-		e.core.UserDoneLocked(0, c.claims.Release(cl, upTo))
+		ls.c.claims.Release(cl, upTo)
 	}
-	rr.held, rr.end, rr.inUse = rr.held[:0], rr.pos, false
-	if !e.core.Freed() {
-		c.publish()
-	}
+	n := len(ls.held)
+	ls.held, ls.end, ls.inUse = ls.held[:0], ls.pos, false
+	return n
 }
 
 // Lease is a RawReader's lease, valid inside the WithLease call that
@@ -165,65 +195,17 @@ func (s Lease) ReadSample() (data []byte, remain int, err error) {
 				return rr.area.sample(pos, h.length()), int(remain), nil
 			}
 		}
-		if err := rr.more(busy); err != nil {
-			return nil, 0, err
-		}
-	}
-}
-
-// more claims the records produced after the held ones, backs off while
-// a producer writes the next one, or, with none produced, waits for some:
-// after committing, unless the last sample's view may be in use.
-func (rr *RawReader) more(busy bool) error {
-	e := rr.rd.engine
-	e.core.Mu.Lock()
-	defer e.core.Mu.Unlock()
-	e.core.BackLocked(&rr.op)
-	defer e.core.AwayLocked(&rr.op) // ReadSample returns to the lease's code
-	c := &e.consumers[0]
-	if !busy && rr.pos < rr.end && c.err == nil {
-		c.err = c.ring.corrupt(rr.pos, rr.end, c.ring.headerAt(rr.pos))
-	}
-	for {
-		var err error
-		switch {
-		case e.core.Wait.Closed():
-			err = ErrClosed
-		case c.err != nil:
-			err = c.err
-		case busy:
+		if busy {
 			// The record is there, only not submitted yet: back off
 			// keeping the views, no wake-up is needed to see it.
-			if err = e.core.WaitLocked(&rr.op, true); err == nil {
-				return nil
-			}
-		default:
-			if cl, ok, _ := c.claimBatch(true); ok {
-				e.core.AddUserLocked()
-				if len(rr.held) == 0 {
-					rr.pos = cl.Start
-				}
-				rr.held = append(rr.held, cl)
-				rr.end, rr.area, rr.producer = cl.End, c.ring.dataArea, c.ring.producerPos
-				return nil
-			}
-			if c.err != nil {
-				continue
-			}
-			// The ring is empty: commit, so that the kernel wakes us for
-			// the next record, then wait for it. After a sample with
-			// remain > 0 (records discarded after it) keep the claims:
-			// the wait polls (heldClaimPoll), as the kernel wakes only
-			// a reader that caught up.
-			if !rr.inUse {
-				rr.commitLocked()
-			}
-			if err = e.core.WaitLocked(&rr.op, false); err == nil {
-				continue
-			}
+			err = rr.e.core.BackOff(&rr.session, rr.leaseState)
+		} else {
+			rr.cut = rr.pos < rr.end
+			err = rr.e.core.Next(&rr.session, rr.leaseState, true)
 		}
-		rr.commitLocked()
-		return err
+		if err != nil {
+			return nil, 0, err
+		}
 	}
 }
 
@@ -234,33 +216,33 @@ func (s Lease) Commit() {
 	if s.enter() != nil {
 		return
 	}
-	rr := s.rr
-	rr.rd.core.Mu.Lock()
-	rr.commitLocked()
-	rr.rd.core.Mu.Unlock()
+	s.rr.e.core.Release(0, s.rr.commitLocked)
 }
 
 // BufferSize returns the size of the ring's data area in bytes.
-func (rr *RawReader) BufferSize() int {
-	return rr.rd.BufferSize()
-}
+func (rr *RawReader) BufferSize() int { return int(rr.c.ring.size) }
 
 // AvailableBytes returns how many bytes of the ring the kernel has not
 // had back from this reader: samples not yet read, and those read but not
 // committed. It is 0 once the reader is closed.
 func (rr *RawReader) AvailableBytes() int {
-	return rr.rd.AvailableBytes()
+	available := 0
+	rr.e.core.Inspect(func() { available = rr.c.unconsumed() })
+	return available
 }
+
+// Positions is [Reader.Positions].
+func (rr *RawReader) Positions() (RingPositions, error) { return rr.e.positions(0) }
 
 // SetDeadline is [Reader.SetDeadline]: ReadSample returns
 // os.ErrDeadlineExceeded after t, also if it is already waiting.
-func (rr *RawReader) SetDeadline(t time.Time) { rr.rd.SetDeadline(t) }
+func (rr *RawReader) SetDeadline(t time.Time) { rr.e.core.SetDeadline(t) }
 
 // Flush is [Reader.Flush]: a ReadSample that waits (or, with none, the next
 // that finds the ring empty) returns ErrFlushed once the ring is empty.
-func (rr *RawReader) Flush() error { return rr.rd.Flush() }
+func (rr *RawReader) Flush() error { return rr.e.core.Flush() }
 
 // Close is [Reader.Close]: a waiting ReadSample returns ErrClosed, and
 // has returned when Close returns; so does WithLease from then on. A lease that runs reads the samples it had
 // claimed, then ErrClosed; the ring is unmapped when it ends.
-func (rr *RawReader) Close() error { return rr.rd.Close() }
+func (rr *RawReader) Close() error { return rr.e.core.Close(nil) }

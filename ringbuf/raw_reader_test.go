@@ -32,7 +32,13 @@ func newTestRawReader(tb testing.TB, size int) (*RawReader, *progs.Producer) {
 func seqOf(sample []byte) uint64 { return binary.NativeEndian.Uint64(sample) }
 
 // consumerPos is the position the kernel holds.
-func (rr *RawReader) consumerPos() uint64 { return rr.rd.consumers[0].ring.loadConsumer() }
+func (rr *RawReader) consumerPos() uint64 {
+	p, err := rr.Positions()
+	if err != nil {
+		panic(err) // the tests ask an open reader
+	}
+	return p.Consumer
+}
 
 func TestRawReaderCommit(t *testing.T) {
 	rr, p := newTestRawReader(t, 4096)
@@ -297,10 +303,17 @@ func TestRawReaderLeasePanics(t *testing.T) {
 // Close from inside a lease: the samples it holds stay readable, then
 // ErrClosed, and the ring is unmapped when the lease ends.
 func TestRawReaderCloseInsideLease(t *testing.T) {
-	rr, p := newTestRawReader(t, 4096)
+	m := newRingMap(t, 4096)
+	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 8})
+	before := bpftest.OpenResources(t)
+	rr, err := NewRawReader(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rr.Close() })
 	produce(t, p, 2)
 	rr.SetDeadline(time.Now().Add(time.Second))
-	err := rr.WithLease(func(l Lease) error {
+	err = rr.WithLease(func(l Lease) error {
 		a, _, err := l.ReadSample()
 		if err != nil {
 			return err
@@ -318,7 +331,7 @@ func TestRawReaderCloseInsideLease(t *testing.T) {
 	if !errors.Is(err, ErrClosed) {
 		t.Fatalf("lease ended with %v, want ErrClosed", err)
 	}
-	if !rr.rd.core.Freed() {
+	if bpftest.StillMapped(t, before) {
 		t.Error("the ring is still mapped after the lease that closed the reader ended")
 	}
 }
@@ -328,11 +341,10 @@ func TestRawReaderCloseInsideLease(t *testing.T) {
 // skipped; a corrupt header is an error.
 func TestRawReaderFakeRing(t *testing.T) {
 	f := newFakeRing(t, 4096)
-	rd, err := f.reader(t)
+	rr, err := f.rawReader(t)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr := &RawReader{rd: rd, leaseState: &leaseState{}}
 	f.write([]byte("first..."))
 	f.commit(f.reserve([]byte("discarded")), len("discarded"), true)
 	busy := f.reserve([]byte("busy...."))
@@ -410,11 +422,10 @@ func TestRawReaderViewsAcrossClaims(t *testing.T) {
 // waits: the lease commits before a wait only after remain 0.
 func TestRawReaderKeepsViewWithRemain(t *testing.T) {
 	f := newFakeRing(t, 4096)
-	rd, err := f.reader(t)
+	rr, err := f.rawReader(t)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr := &RawReader{rd: rd, leaseState: &leaseState{}}
 	f.commit(f.reserve([]byte("zero....")), 8, true)
 	f.write([]byte("one....."))
 	f.commit(f.reserve([]byte("two.....")), 8, true)

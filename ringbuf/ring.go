@@ -2,11 +2,9 @@ package ringbuf
 
 import (
 	"fmt"
-	"os"
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/cilium/ebpf"
 	"github.com/ebpf-zc/ebpf/internal/ulong"
 )
 
@@ -161,7 +159,7 @@ func newRing(consumerPos, producerPos *uint64, data unsafe.Pointer, size uint64)
 // loadProducer reads the producer position with acquire semantics, so that
 // every header below it is visible, and checks it: not below near, the
 // reader's consumer position, and within a ring of the kernel's, loaded
-// after it (a fast Consume moves that one without the mutex).
+// after it (another reader of the map may have moved that one on).
 func (rg *ring) loadProducer(near uint64) (uint64, error) {
 	producer := rg.producerPos.load(near)
 	consumer := rg.consumerPos.load(near)
@@ -199,45 +197,9 @@ func (rg *ring) corrupt(pos, end uint64, h header) error {
 		ErrCorrupt, pos, h.length(), end-pos-headerSize)
 }
 
-// The records read whole (loadLines), header included, so that a reader
-// of their heads alone still reads the ring as a stream: more than two
-// cache lines, and up to streamMax bytes for PeekInto or walkStreamMax
-// for the walks of Records and Batches, whose bodies read the lines
-// themselves when they read the whole record, and pay for the loads
-// from 168 bytes on (docs/batch-walk.md).
-const (
-	streamMin     = 2 * 64
-	streamMax     = 512 + headerSize
-	walkStreamMax = 2*64 + 32
-)
-
-// loadLines loads a word of each cache line after the header's of the
-// record at pos, total bytes long, if streamMin < total <= max, and
-// returns them ORed for the caller to keep, or they are compiled away
-// (why: docs/batch-walk.md, "Measurements behind the read styles' design").
-func (a dataArea) loadLines(pos, total, max uint64) (kept uint32) {
-	if total > streamMin && total <= max {
-		for off := uint64(64); off < total; off += 64 {
-			kept |= *(*uint32)(unsafe.Add(a.data, (pos+off)&a.mask))
-		}
-	}
-	return kept
-}
-
 // sample returns the payload of the record at pos as a slice of the
 // mapping, its capacity its length, so that an append copies.
 func (a dataArea) sample(pos uint64, length uint32) []byte {
 	p := unsafe.Add(a.data, pos&a.mask+headerSize)
 	return unsafe.Slice((*byte)(p), length)
-}
-
-// ringSize returns the size of the data area of m, a ring buffer or a
-// user ring buffer (they share the layout), checking that the kernel's
-// rule holds: a power-of-two number of pages.
-func ringSize(m *ebpf.Map) (uint64, error) {
-	size := uint64(m.MaxEntries())
-	if size == 0 || size&(size-1) != 0 || size%uint64(os.Getpagesize()) != 0 {
-		return 0, fmt.Errorf("size %d is not a power-of-two number of pages", size)
-	}
-	return size, nil
 }

@@ -66,13 +66,23 @@ func (f *fakeRing) reader(tb testing.TB) (*Reader, error) {
 		tb.Fatal(err)
 	}
 	readers.AddRingMemory(f.data) // as mapRing does
-	r := &Reader{engine: &engine{}}
-	if err := r.init([]*ring{rg}, &resources{poller: poller, mappings: []*mapping{{}}}); err != nil {
+	r := &Reader{&reader{}}
+	if err := r.start([]*ring{rg}, &resources{poller: poller}); err != nil {
 		poller.Close()
 		return nil, err
 	}
 	tb.Cleanup(func() { r.Close() })
 	return r, nil
+}
+
+// rawReader returns a RawReader over the fake ring.
+func (f *fakeRing) rawReader(tb testing.TB) (*RawReader, error) {
+	tb.Helper()
+	rd, err := f.reader(tb)
+	if err != nil {
+		return nil, err
+	}
+	return &RawReader{e: &rd.engine, leaseState: &leaseState{c: &rd.consumers[0]}}, nil
 }
 
 // isView reports whether b, up to its capacity, overlaps the data area,
@@ -317,7 +327,7 @@ func TestFakeRingPublishesConsumerPosition(t *testing.T) {
 }
 
 // TestLoadProducerWhileConsumerMoves: the kernel's consumer position moves
-// without the reader's mutex (a fast Consume, another reader of the map)
+// without the reader's mutex (another reader of the map)
 // and the kernel fills the ring behind it at once. The producer position
 // is never more than a ring ahead of the consumer's at any instant, so
 // loadProducer must never call it corrupt.

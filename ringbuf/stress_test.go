@@ -99,12 +99,12 @@ func (l *ledger) readerOpened(tb testing.TB, starts []uint64) {
 	}
 }
 
-// closedPositions returns, for a closed reader whose consumers have all
-// ended, each ring's consumer position and claim position (readerClosed).
-// It fails tb unless the kernel was told every record consumed.
+// closedPositions returns, for a closed reader whose loops and reads have
+// all ended, each ring's consumer position and claim position
+// (readerClosed). It fails tb unless the kernel was told every record
+// consumed. Nothing else reads or writes a closed, freed reader's claims:
+// it reads them without the lock.
 func (e *engine) closedPositions(tb testing.TB) []claim {
-	e.core.Mu.Lock()
-	defer e.core.Mu.Unlock()
 	positions := make([]claim, len(e.consumers))
 	for i := range e.consumers {
 		c := &e.consumers[i]
@@ -116,22 +116,33 @@ func (e *engine) closedPositions(tb testing.TB) []claim {
 	return positions
 }
 
-// startPositions returns each ring's consumer position, as a new reader
-// found it before anything was read.
-func (e *engine) startPositions() []uint64 {
-	e.core.Mu.Lock()
-	defer e.core.Mu.Unlock()
+// startPositions returns each ring's consumer position, as the kernel
+// holds it for a new reader that read nothing yet.
+func (e *engine) startPositions(tb testing.TB) []uint64 {
 	starts := make([]uint64, len(e.consumers))
 	for i := range e.consumers {
-		starts[i] = e.consumers[i].claims.ConsumerPos()
+		p, err := e.positions(i)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		starts[i] = p.Consumer
 	}
 	return starts
 }
 
+// engineTarget is a RawReader's engine as a stressTarget, for the loops
+// that read beside its leases.
+type engineTarget struct{ *engine }
+
+func (t engineTarget) Records() iter.Seq2[*Record, error] { return t.records }
+func (t engineTarget) SetDeadline(d time.Time)            { t.core.SetDeadline(d) }
+func (t engineTarget) Flush() error                       { return t.core.Flush() }
+func (t engineTarget) Close() error                       { return t.core.Close(nil) }
+
 // stressTarget is what Reader and MultiReader share.
 type stressTarget interface {
 	closedPositions(tb testing.TB) []claim
-	startPositions() []uint64
+	startPositions(tb testing.TB) []uint64
 	Records() iter.Seq2[*Record, error]
 	SetDeadline(time.Time)
 	Flush() error
@@ -271,7 +282,7 @@ func (s *stressReader) chaos(stop <-chan struct{}) error {
 // with an error the contract does not allow.
 func (s *stressReader) run(t *testing.T, consumers []func() error, lifetime time.Duration) {
 	t.Helper()
-	s.ledger.readerOpened(t, s.rd.startPositions())
+	s.ledger.readerOpened(t, s.rd.startPositions(t))
 	var (
 		running sync.WaitGroup
 		mu      sync.Mutex
@@ -325,7 +336,7 @@ func (s *stressReader) close(t *testing.T) {
 // not spin. Then the reader is closed.
 func (s *stressReader) drainIdle(t *testing.T, consumers []func() error, what string) {
 	t.Helper()
-	s.ledger.readerOpened(t, s.rd.startPositions())
+	s.ledger.readerOpened(t, s.rd.startPositions(t))
 	ended := make(chan error, len(consumers))
 	for _, consume := range consumers {
 		go func() { ended <- consume() }()

@@ -1,27 +1,20 @@
 package ringbuf
 
-import (
-	"fmt"
+import upstream "github.com/cilium/ebpf/ringbuf"
 
-	"github.com/cilium/ebpf"
-	upstream "github.com/cilium/ebpf/ringbuf"
-)
-
-// errCopyOnly is what the zero-copy API returns on a Reader of a
-// WindowsRingBuf map, which cilium/ebpf's reader reads (pathUpstream):
-// its ring is mapped by the eBPF for Windows runtime, out of our reach.
-var errCopyOnly = fmt.Errorf("zero-copy reads of a %s map (Peek, PeekInto, Consume, Records, Batches, MultiReader): %w",
-	ebpf.WindowsRingBuf, ebpf.ErrNotSupported)
-
-// readIntoUpstream is ReadInto on pathUpstream, by rd.
+// readIntoUpstream is ReadInto on Windows (reader_windows.go), by rd,
+// cilium/ebpf's reader: apart, so that Linux tests run it.
 func readIntoUpstream(rd *upstream.Reader, rec *Record) error {
+	if rec == nil {
+		return errNilRecord("ReadInto")
+	}
 	up := upstream.Record{RawSample: rec.RawSample}
 	err := rd.ReadInto(&up)
 	rec.RawSample, rec.Remaining, rec.Ring = up.RawSample, up.Remaining, 0
 	return err
 }
 
-// copyOnlySeq is Records and Batches on pathUpstream: one pair, the error.
+// copyOnlySeq is Records and Batches on Windows: one pair, the error.
 func copyOnlySeq[T any](yield func(T, error) bool) {
 	var zero T
 	yield(zero, errCopyOnly)

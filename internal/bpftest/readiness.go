@@ -290,6 +290,23 @@ func Readable(tb testing.TB, fd int) bool {
 	}
 }
 
+// ReadinessLatency bounds how long a readiness descriptor takes to show a
+// kernel's wake-up: the reader's watcher must be scheduled, which on a
+// loaded 2-CPU machine under the race detector takes milliseconds.
+const ReadinessLatency = 2 * time.Second
+
+// EventuallyReadable fails tb unless fd becomes readable within
+// ReadinessLatency: after a kernel's wake-up, which the reader hears on a
+// goroutine of its own.
+func EventuallyReadable(tb testing.TB, fd int, when string) {
+	tb.Helper()
+	for deadline := time.Now().Add(ReadinessLatency); !Readable(tb, fd); time.Sleep(100 * time.Microsecond) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("not readable %s within %v", when, ReadinessLatency)
+		}
+	}
+}
+
 // CountUntilError ranges over a reader's loop (Records, Batches) and
 // returns how many items it yielded before the error that ended it (nil
 // if none did).

@@ -72,3 +72,11 @@ func CheckNoLeaks(tb testing.TB, before Resources, what string) {
 			what, after.FDs-before.FDs, before.FDs, after.FDs)
 	}
 }
+
+// StillMapped reports whether the process maps more BPF maps and perf
+// event buffers than it did at before: a reader opened after before has
+// not released its buffers yet.
+func StillMapped(tb testing.TB, before Resources) bool {
+	tb.Helper()
+	return OpenResources(tb).Mappings > before.Mappings
+}

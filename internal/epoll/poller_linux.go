@@ -17,7 +17,8 @@ import (
 // Poller waits on one or more fds plus its own wake-up eventfd.
 type Poller struct {
 	epollFd, eventFd int
-	readiness        *readiness // made by Readiness (readiness_linux.go); nil until then
+	fds              []int      // registered for EPOLLIN: what a Readiness watches
+	readiness        *Readiness // made by NewReadiness; nil until then
 }
 
 // New returns a Poller whose wake-up eventfd is already registered.
@@ -41,7 +42,25 @@ func New() (*Poller, error) {
 
 // AddEdgeTriggered registers fd for EPOLLIN, edge-triggered.
 func (p *Poller) AddEdgeTriggered(fd int) error {
-	return p.add(fd, unix.EPOLLIN|unix.EPOLLET)
+	if err := p.add(fd, unix.EPOLLIN|unix.EPOLLET); err != nil {
+		return err
+	}
+	p.fds = append(p.fds, fd)
+	return nil
+}
+
+// NewReadiness makes the Poller's Readiness, watching the fds registered
+// for EPOLLIN, with wake its owner's call-back; Close closes it.
+func (p *Poller) NewReadiness(wake func() (again bool)) (*Readiness, error) {
+	if p.readiness != nil {
+		return nil, errors.New("epoll: a second Readiness")
+	}
+	rd, err := newReadiness(p.fds, wake)
+	if err != nil {
+		return nil, err
+	}
+	p.readiness = rd
+	return rd, nil
 }
 
 // AddEdgeTriggeredWritable registers fd for EPOLLOUT, edge-triggered (a
@@ -140,7 +159,7 @@ func (p *Poller) Drain() error {
 func (p *Poller) Close() error {
 	var err error
 	if p.readiness != nil {
-		err, p.readiness = p.readiness.close(), nil
+		err, p.readiness = p.readiness.Close(), nil
 	}
 	err1 := unix.Close(p.eventFd)
 	err2 := unix.Close(p.epollFd)

@@ -19,14 +19,19 @@ func New() (*Poller, error) {
 }
 
 // AddEdgeTriggered and the methods below are never reached: New fails.
-func (*Poller) AddEdgeTriggered(int) error         { return ebpf.ErrNotSupported }
-func (*Poller) AddEdgeTriggeredWritable(int) error { return ebpf.ErrNotSupported }
-func (*Poller) Wait(time.Duration) error           { return ebpf.ErrNotSupported }
-func (*Poller) Wake() error                        { return ebpf.ErrNotSupported }
-func (*Poller) Drain() error                       { return ebpf.ErrNotSupported }
-func (*Poller) Close() error                       { return nil }
-func (*Poller) Readiness(bool) (int, error)        { return -1, ebpf.ErrNotSupported }
-func (*Poller) HasReadiness() bool                 { return false }
-func (*Poller) SignalReadiness(bool) error         { return ebpf.ErrNotSupported }
-func (*Poller) SetRecordsLeft(bool) error          { return ebpf.ErrNotSupported }
-func (*Poller) TakeEdges() error                   { return ebpf.ErrNotSupported }
+func (*Poller) AddEdgeTriggered(int) error                   { return ebpf.ErrNotSupported }
+func (*Poller) AddEdgeTriggeredWritable(int) error           { return ebpf.ErrNotSupported }
+func (*Poller) Wait(time.Duration) error                     { return ebpf.ErrNotSupported }
+func (*Poller) Wake() error                                  { return ebpf.ErrNotSupported }
+func (*Poller) Drain() error                                 { return ebpf.ErrNotSupported }
+func (*Poller) Close() error                                 { return nil }
+func (*Poller) NewReadiness(func() bool) (*Readiness, error) { return nil, ebpf.ErrNotSupported }
+
+// Readiness is not available outside Linux: NewReadiness fails.
+type Readiness struct{}
+
+// FD and the methods below are never reached: NewReadiness fails.
+func (*Readiness) FD() int              { return -1 }
+func (*Readiness) Set(bool) error       { return ebpf.ErrNotSupported }
+func (*Readiness) PollIn(time.Duration) {}
+func (*Readiness) Close() error         { return nil }

@@ -5,102 +5,85 @@ package epoll
 import (
 	"errors"
 	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// readiness is what an outside event loop polls for a reader, made on
-// the first call of Poller.Readiness: a second epoll instance holding the
-// Poller's own epoll instance and an eventfd, both level-triggered.
+// Readiness is what an outside event loop polls for a reader: an eventfd
+// that is readable exactly while its owner says so (Set), and a watcher,
+// a goroutine parked in Go's poller on an epoll instance of the owner's
+// fds, which calls the owner back (wake) when the kernel wakes one of
+// them or a poll the owner asked for is due, so that the owner can Set
+// what arrived while nobody read.
 //
-// The Poller's instance is readable while one of its fds is ready and no
-// epoll_wait on it has taken the edge since: polling an epoll instance
-// polls its ready fds again and drops those no longer ready
-// (__ep_eventpoll_poll, fs/eventpoll.c, Linux 6.18), so a ring buffer
-// whose records are read stops counting at once. The eventfd says what
-// no fd of the reader says: a flush waits for the next read, the reader
-// is closed, or records wait whose wake-up a Wait took
-// (Waiter.syncReadiness).
-type readiness struct {
-	epollFd, eventFd int
-	pollTakesEdge    bool // TakeEdges has edges to take
-	signalled        bool // the eventfd holds a count: waiterSays || recordsLeft
-	waiterSays       bool // SignalReadiness
-	recordsLeft      bool // SetRecordsLeft
+// The eventfd alone is handed out: the kernel's fds never are, because a
+// perf event's poll takes the wake-up it reports (perf_poll,
+// kernel/events/core.c) and a ring buffer's stays readable while a claim
+// holds records back (ringbuf_map_poll_kern, kernel/bpf/ringbuf.c), so
+// neither says what a read would find.
+type Readiness struct {
+	eventFd  int
+	readable bool // the eventfd's count is non-zero; under the owner's lock
+
+	watch *os.File      // the watcher's epoll instance, in Go's poller
+	done  chan struct{} // closed when the watcher returns
+
+	mu      sync.Mutex // orders the watch's deadline between owner and watcher
+	pollDue time.Time  // the watch's deadline; zero: none
 }
 
-// Readiness returns the descriptor of the Poller's readiness, making it
-// on the first call: readable while a registered fd is ready or
-// SignalReadiness(true) holds. It is non-blocking, so that os.NewFile
-// makes a pollable File of it (or of a duplicate), and closed by Close.
-// pollTakesEdge says that polling a registered fd consumes the wake-up it
-// reports (TakeEdges).
-func (p *Poller) Readiness(pollTakesEdge bool) (int, error) {
-	if p.readiness != nil {
-		return p.readiness.epollFd, nil
-	}
-	epollFd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+// newReadiness makes the eventfd and starts the watcher on fds.
+func newReadiness(fds []int, wake func() (again bool)) (*Readiness, error) {
+	rd := &Readiness{eventFd: -1, done: make(chan struct{})}
+	conn, err := rd.open(fds)
 	if err != nil {
-		return -1, fmt.Errorf("epoll_create1: %w", err)
+		return nil, errors.Join(err, rd.Close())
 	}
-	rd := &readiness{epollFd: epollFd, eventFd: -1, pollTakesEdge: pollTakesEdge}
+	go rd.run(conn, wake)
+	return rd, nil
+}
+
+// open makes the eventfd and the watch instance, which holds fds.
+func (rd *Readiness) open(fds []int) (syscall.RawConn, error) {
+	var err error
 	if rd.eventFd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
-		err = fmt.Errorf("eventfd: %w", err)
+		return nil, fmt.Errorf("eventfd: %w", err)
 	}
-	for _, fd := range []int{p.epollFd, rd.eventFd} {
-		if err == nil {
-			ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
-			if err = unix.EpollCtl(epollFd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-				err = fmt.Errorf("epoll_ctl add fd %d: %w", fd, err)
-			}
-		}
-	}
-	if err == nil {
-		// The epoll fd's file status flags: epoll ignores them, os.NewFile
-		// looks for O_NONBLOCK.
-		if err = unix.SetNonblock(epollFd, true); err != nil {
-			err = fmt.Errorf("set O_NONBLOCK: %w", err)
-		}
-	}
+	watchFd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
-		return -1, errors.Join(err, rd.close())
+		return nil, fmt.Errorf("epoll_create1: %w", err)
 	}
-	p.readiness = rd
-	return epollFd, nil
+	// Non-blocking, so that os.NewFile puts it in Go's poller.
+	if err := unix.SetNonblock(watchFd, true); err != nil {
+		unix.Close(watchFd)
+		return nil, fmt.Errorf("set O_NONBLOCK: %w", err)
+	}
+	rd.watch = os.NewFile(uintptr(watchFd), "readiness watch")
+	for _, fd := range fds {
+		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(fd)}
+		if err := unix.EpollCtl(watchFd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+			return nil, fmt.Errorf("epoll_ctl add fd %d: %w", fd, err)
+		}
+	}
+	return rd.watch.SyscallConn()
 }
 
-// HasReadiness reports whether Readiness made one.
-func (p *Poller) HasReadiness() bool { return p.readiness != nil }
+// FD returns the eventfd.
+func (rd *Readiness) FD() int { return rd.eventFd }
 
-// SignalReadiness makes the readiness readable (on) or not through its
-// eventfd, for the Waiter's reasons (closed, flushed).
-func (p *Poller) SignalReadiness(on bool) error {
-	if p.readiness == nil {
-		return nil
-	}
-	p.readiness.waiterSays = on
-	return p.readiness.apply()
-}
-
-// SetRecordsLeft makes the readiness readable while records wait whose
-// wake-up a Wait took, which the registered fds may not show again.
-func (p *Poller) SetRecordsLeft(left bool) error {
-	if p.readiness == nil {
-		return nil
-	}
-	p.readiness.recordsLeft = left
-	return p.readiness.apply()
-}
-
-// apply writes or drains the eventfd, with a syscall only when it changes.
-func (rd *readiness) apply() error {
-	on := rd.waiterSays || rd.recordsLeft
-	if rd.signalled == on {
+// Set makes the eventfd readable or not, with a syscall only when that
+// changes; under the owner's lock.
+func (rd *Readiness) Set(readable bool) error {
+	if rd.readable == readable {
 		return nil
 	}
 	var buf = [8]byte{1}
 	var err error
-	if on {
+	if readable {
 		_, err = unix.Write(rd.eventFd, buf[:])
 	} else {
 		_, err = unix.Read(rd.eventFd, buf[:])
@@ -108,39 +91,80 @@ func (rd *readiness) apply() error {
 	if err != nil && !errors.Is(err, unix.EAGAIN) {
 		return fmt.Errorf("readiness eventfd: %w", err)
 	}
-	rd.signalled = on
+	rd.readable = readable
 	return nil
 }
 
-// TakeEdges takes the edges pending on the registered fds without
-// waiting, as a Wait that returns at once would, if their poll consumes
-// what it reports (a perf event's wake-up, perf_poll in
-// kernel/events/core.c; Readiness's pollTakesEdge): so that one reported
-// before its records were read leaves the readiness. The caller looks at
-// the buffers afterwards.
-func (p *Poller) TakeEdges() error {
-	if p.readiness == nil || !p.readiness.pollTakesEdge {
-		return nil
+// PollIn has the watcher call wake within d even if no fd wakes it,
+// unless a poll is due sooner already.
+func (rd *Readiness) PollIn(d time.Duration) {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	due := time.Now().Add(d)
+	if rd.pollDue.IsZero() || due.Before(rd.pollDue) {
+		rd.pollDue = due
+		rd.watch.SetReadDeadline(due) // an error: the file is closing
 	}
-	var events [16]unix.EpollEvent
+}
+
+// run is the watcher: it waits in Go's poller for the watch instance to
+// be readable, takes the wake-ups pending there, and calls wake, until
+// wake returns false or Close ends the wait.
+func (rd *Readiness) run(conn syscall.RawConn, wake func() bool) {
+	defer close(rd.done)
 	for {
-		n, err := unix.EpollWait(p.epollFd, events[:], 0)
-		if errors.Is(err, unix.EINTR) {
-			continue
+		calls := 0
+		err := conn.Read(func(fd uintptr) bool {
+			// Go's poller reports the instance once per wake-up: take the
+			// edges queued so far, then wait unless there were some.
+			calls++
+			return takeEdges(int(fd)) || calls > 1
+		})
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			rd.mu.Lock()
+			if !rd.pollDue.After(time.Now()) {
+				rd.pollDue = time.Time{}
+				rd.watch.SetReadDeadline(time.Time{})
+			}
+			rd.mu.Unlock()
+		case err != nil:
+			return // closed
 		}
-		if err != nil {
-			return fmt.Errorf("epoll_wait: %w", err)
-		}
-		if n < len(events) {
-			return nil
+		if !wake() {
+			return
 		}
 	}
 }
 
-func (rd *readiness) close() error {
-	var err error
-	if rd.eventFd >= 0 {
-		err = unix.Close(rd.eventFd)
+// takeEdges takes the wake-ups queued on the epoll instance epollFd
+// without waiting, and reports whether there were any.
+func takeEdges(epollFd int) bool {
+	var events [16]unix.EpollEvent
+	some := false
+	for {
+		n, err := unix.EpollWait(epollFd, events[:], 0)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		some = some || n > 0
+		if err != nil || n < len(events) {
+			return some
+		}
 	}
-	return errors.Join(err, unix.Close(rd.epollFd))
+}
+
+// Close stops the watcher, waiting until it has left Go's poller, and
+// closes both fds. The watcher must not be inside wake waiting for what
+// the caller of Close holds; wake's owner checks that it was not closed.
+func (rd *Readiness) Close() error {
+	var err error
+	if rd.watch != nil {
+		err = rd.watch.Close() // ends the watcher's wait: it returns
+	}
+	if rd.eventFd >= 0 {
+		err = errors.Join(err, unix.Close(rd.eventFd))
+		rd.eventFd = -1
+	}
+	return err
 }

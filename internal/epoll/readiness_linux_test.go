@@ -4,8 +4,8 @@ package epoll
 
 import (
 	"errors"
-	"os"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,108 +20,156 @@ func readable(t *testing.T, fd int) bool {
 	return n > 0 && fds[0].Revents&unix.POLLIN != 0
 }
 
-// TestReadinessFollowsRegisteredFds: the readiness is readable while a
-// fd registered edge-triggered in the Poller is ready, however often it
-// is polled, and not once it is not; made once.
-func TestReadinessFollowsRegisteredFds(t *testing.T) {
+// newWatched returns a Poller with an eventfd registered as a buffer's fd
+// would be, the fd, and its Readiness, whose wake sends on the channel
+// returned and goes on while keep says so.
+func newWatched(t *testing.T, keep func() bool) (*Poller, int, *Readiness, <-chan struct{}) {
+	t.Helper()
 	p, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	t.Cleanup(func() { p.Close() })
 	source, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(source)
+	t.Cleanup(func() { unix.Close(source) })
 	if err := p.AddEdgeTriggered(source); err != nil {
 		t.Fatal(err)
 	}
-	fd, err := p.Readiness(false)
+	woken := make(chan struct{}, 16)
+	rd, err := p.NewReadiness(func() bool {
+		woken <- struct{}{}
+		return keep()
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := p.Readiness(false); again != fd || err != nil {
-		t.Fatalf("Readiness again: %d, %v; want %d", again, err, fd)
+	if _, err := p.NewReadiness(func() bool { return true }); err == nil {
+		t.Fatal("a second Readiness was made")
 	}
+	return p, source, rd, woken
+}
+
+func signal(t *testing.T, fd int) {
+	t.Helper()
+	one := [8]byte{1}
+	if _, err := unix.Write(fd, one[:]); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wokenWithin(t *testing.T, woken <-chan struct{}, d time.Duration) bool {
+	t.Helper()
+	select {
+	case <-woken:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// TestReadinessIsWhatItsOwnerSets: the descriptor is readable exactly
+// while its owner says so, however often it is polled and whatever the
+// registered fds do; it is non-blocking, for os.NewFile.
+func TestReadinessIsWhatItsOwnerSets(t *testing.T) {
+	_, source, rd, _ := newWatched(t, func() bool { return true })
+	fd := rd.FD()
 	if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err != nil || flags&unix.O_NONBLOCK == 0 {
 		t.Fatalf("readiness fd flags %#x, %v: want O_NONBLOCK, for os.NewFile", flags, err)
 	}
 	if readable(t, fd) {
-		t.Fatal("readable with nothing ready")
+		t.Fatal("readable before Set")
 	}
-	one := [8]byte{1}
-	if _, err := unix.Write(source, one[:]); err != nil {
-		t.Fatal(err)
+	signal(t, source)
+	time.Sleep(10 * time.Millisecond)
+	if readable(t, fd) {
+		t.Fatal("readable because a registered fd is: only the owner says")
+	}
+	for range 2 { // a second Set changes nothing
+		if err := rd.Set(true); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for range 3 {
 		if !readable(t, fd) {
-			t.Fatal("not readable with a registered fd ready")
+			t.Fatal("not readable after Set(true)")
 		}
 	}
-	if _, err := unix.Read(source, one[:]); err != nil {
+	if err := rd.Set(false); err != nil {
 		t.Fatal(err)
 	}
 	if readable(t, fd) {
-		t.Fatal("readable once the registered fd is not ready")
-	}
-	if err := p.SignalReadiness(true); err != nil {
-		t.Fatal(err)
-	}
-	if !readable(t, fd) {
-		t.Fatal("not readable when signalled")
-	}
-	if err := p.SignalReadiness(false); err != nil {
-		t.Fatal(err)
-	}
-	if readable(t, fd) {
-		t.Fatal("readable once the signal is off")
+		t.Fatal("readable after Set(false)")
 	}
 }
 
-// TestReadinessSaysFlushAndClose: the descriptor is readable while a
-// read that finds nothing would end with the flush at once, or after
-// Close; a flush that reads in progress take shows nowhere else.
-func TestReadinessSaysFlushAndClose(t *testing.T) {
-	w, mu := newTestWaiter(t)
-	mu.Lock()
-	defer mu.Unlock()
-	fd, err := w.ReadinessFD(false)
-	if err != nil {
-		t.Fatal(err)
+// TestReadinessWatcherHearsWakeUps: each wake-up of a registered fd calls
+// the owner back once, after the first as much as after the tenth, and
+// nothing calls it while nothing happens.
+func TestReadinessWatcherHearsWakeUps(t *testing.T) {
+	_, source, _, woken := newWatched(t, func() bool { return true })
+	if wokenWithin(t, woken, 20*time.Millisecond) {
+		t.Fatal("woken with no wake-up")
 	}
-	want := func(readableNow bool, what string) {
-		t.Helper()
-		if got := readable(t, fd); got != readableNow {
-			t.Fatalf("%s: readable %v, want %v", what, got, readableNow)
+	for i := range 10 {
+		signal(t, source) // edge-triggered: every write is a new edge
+		if !wokenWithin(t, woken, 5*time.Second) {
+			t.Fatalf("wake-up %d did not reach the owner", i)
 		}
 	}
-	want(false, "idle")
-	w.Flush()
-	want(true, "after Flush with no read in progress")
-	var a, b Ticket
-	w.Begin(&a)
-	if _, err := w.Check(&a); err != errFlushed {
-		t.Fatalf("the read after Flush: %v", err)
+	if wokenWithin(t, woken, 20*time.Millisecond) {
+		t.Fatal("woken again with no new wake-up")
 	}
-	want(false, "once a read took the flush")
-	w.End(&a)
+}
 
-	w.Begin(&a)
-	w.Flush()
-	want(false, "after Flush with a read in progress, whose it is")
-	w.End(&a) // it found records: the flush goes to the next read
-	want(true, "after the read that Flush covered ended with records")
-	w.Begin(&b)
-	if _, err := w.Check(&b); err != errFlushed {
-		t.Fatalf("the read after a flushed one that found records: %v", err)
+// TestReadinessPollIn: a poll asked for calls the owner back without a
+// wake-up, once; an earlier poll asked later wins.
+func TestReadinessPollIn(t *testing.T) {
+	_, _, rd, woken := newWatched(t, func() bool { return true })
+	start := time.Now()
+	rd.PollIn(time.Hour)
+	rd.PollIn(5 * time.Millisecond)
+	if !wokenWithin(t, woken, 5*time.Second) {
+		t.Fatal("the poll never came")
 	}
-	want(false, "once the next read took the flush")
-	w.End(&b)
+	if since := time.Since(start); since > time.Second {
+		t.Fatalf("the poll came after %v: the later, earlier poll did not win", since)
+	}
+	if wokenWithin(t, woken, 30*time.Millisecond) {
+		t.Fatal("polled again without being asked")
+	}
+}
 
-	w.Close()
-	want(true, "after Close")
-	if fd, err := w.ReadinessFD(false); fd != -1 || !errors.Is(err, os.ErrClosed) {
-		t.Fatalf("ReadinessFD after Close: %d, %v", fd, err)
-	}
+// TestReadinessWatcherStops: the watcher ends when its owner says so, and
+// when Close ends its wait; Close closes the descriptor.
+func TestReadinessWatcherStops(t *testing.T) {
+	t.Run("owner", func(t *testing.T) {
+		_, source, rd, woken := newWatched(t, func() bool { return false })
+		signal(t, source)
+		if !wokenWithin(t, woken, 5*time.Second) {
+			t.Fatal("not woken")
+		}
+		select {
+		case <-rd.done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the watcher goes on after its owner said stop")
+		}
+	})
+	t.Run("Close", func(t *testing.T) {
+		p, _, rd, _ := newWatched(t, func() bool { return true })
+		fd := rd.FD()
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-rd.done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the watcher goes on after Close")
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); !errors.Is(err, unix.EBADF) {
+			t.Fatalf("the descriptor is still open after Close: %v", err)
+		}
+	})
 }

@@ -59,9 +59,8 @@ func (w *Waiter) Begin(t *Ticket) error {
 func (w *Waiter) End(t *Ticket) {
 	w.Away(t)
 	w.active--
-	if t.flushesSeen != w.flushes && !w.flushForNext {
+	if t.flushesSeen != w.flushes {
 		w.flushForNext = true
-		w.syncReadiness()
 	}
 }
 
@@ -105,7 +104,6 @@ func (w *Waiter) Check(t *Ticket) (time.Duration, error) {
 		return 0, os.ErrClosed
 	case t.flushesSeen != w.flushes || w.flushForNext:
 		t.flushesSeen, w.flushForNext = w.flushes, false
-		w.syncReadiness()
 		return 0, w.flushed
 	case w.deadline.IsZero():
 		return -1, nil
@@ -195,7 +193,6 @@ func (w *Waiter) Flush() error {
 	w.flushes++
 	if w.active == 0 {
 		w.flushForNext = true
-		w.syncReadiness()
 	}
 	w.Wake()
 	return nil
@@ -207,7 +204,6 @@ func (w *Waiter) Flush() error {
 // having returned, as on cilium/ebpf's. Only the first Close waits.
 func (w *Waiter) Close() {
 	w.closed = true
-	w.syncReadiness()
 	w.Wake()
 	for w.inside > 0 {
 		if w.left == nil {
@@ -220,38 +216,6 @@ func (w *Waiter) Close() {
 	}
 }
 
-// ReadinessFD returns the descriptor an outside event loop polls
-// (Poller.Readiness), made on the first call, or os.ErrClosed.
-func (w *Waiter) ReadinessFD(pollTakesEdge bool) (int, error) {
-	if w.closed {
-		return -1, os.ErrClosed
-	}
-	fd, err := w.poller.Readiness(pollTakesEdge)
-	if err != nil {
-		return -1, err
-	}
-	w.syncReadiness()
-	return fd, nil
-}
-
-// HasReadiness reports whether ReadinessFD made the descriptor.
-func (w *Waiter) HasReadiness() bool { return w.poller.HasReadiness() }
-
-// TakeEdges is Poller.TakeEdges, for a readiness whose fds' poll takes
-// the wake-up it reports; an error is ignored: the caller looks at the
-// buffers anyway.
-func (w *Waiter) TakeEdges() { w.poller.TakeEdges() }
-
-// SetRecordsLeft is Poller.SetRecordsLeft: whether records wait whose
-// wake-up a sleep in the Poller took (true), or a read found none (false).
-func (w *Waiter) SetRecordsLeft(left bool) { w.poller.SetRecordsLeft(left) }
-
-// syncReadiness makes the readiness say whether a read would end at once
-// with nothing read: the reader is closed, or a flush waits for the next
-// read to find nothing. A flush taken by reads in progress is theirs, and
-// shows nowhere else.
-func (w *Waiter) syncReadiness() {
-	if w.poller.HasReadiness() {
-		w.poller.SignalReadiness(w.closed || w.flushForNext) // an error: as Wake's
-	}
-}
+// FlushPending reports whether a Flush waits for the next read that
+// finds nothing: a flush taken by reads in progress is theirs alone.
+func (w *Waiter) FlushPending() bool { return w.flushForNext }

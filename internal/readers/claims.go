@@ -56,12 +56,6 @@ func (l *Claims) Hold(end uint64) Claim {
 	return c
 }
 
-// Restore lists c, handed out unlisted (a fast peek view), as held below
-// every listed one.
-func (l *Claims) Restore(c Claim) {
-	l.items = slices.Insert(l.items, 0, item{Claim: c})
-}
-
 // Returned returns the oldest claim given back, if any.
 func (l *Claims) Returned() (Claim, bool) {
 	if l.returned == 0 {
@@ -129,7 +123,7 @@ func (l *Claims) remove(i int) {
 	if l.items[i].returned {
 		l.returned--
 	}
-	if i == len(l.items)-1 { // a peek's one claim: no shift
+	if i == len(l.items)-1 { // the newest, as a read's one claim: no shift
 		l.items = l.items[:i]
 		return
 	}

@@ -6,341 +6,218 @@ import (
 	"runtime"
 	"sync"
 	"time"
-	"unsafe"
+	"weak"
 
 	"github.com/ebpf-zc/ebpf/internal/epoll"
 )
 
-// Buffers is an Engine's view of its reader's buffers, by index, used per
-// batch and per wait, never per record.
+// Buffers is an Engine's view of its reader's buffers, by index, called
+// with the engine's lock held, per claim and per wait, never per record.
 type Buffers interface {
 	Len() int
+	// Publish tells the kernel buffer i's consumer position.
 	Publish(i int)
+	// Ready reports whether a claim on buffer i could take records: some
+	// were given back, or produced past the claim position.
 	Ready(i int) bool
+	// Err returns buffer i's sticky error, if any: reads end with it.
 	Err(i int) error
 }
 
-// Engine is a reader but its buffers' layout (docs/architecture.md).
-type Engine struct {
-	Mu      sync.Mutex
-	Wait    *epoll.Waiter
-	Cleanup runtime.Cleanup // frees the resources of a reader nobody closed
+// Take is what a claim took from a buffer.
+type Take uint8
 
+const (
+	// None: nothing was produced; the read waits for a record.
+	None Take = iota
+	// Busy: a producer still writes the next record; the read backs off.
+	Busy
+	// Copied: a record was read under the lock, and nothing is held.
+	Copied
+	// Held: records were handed out that their holder reads without the
+	// lock until it gives them back (Release); the buffers stay mapped
+	// until then.
+	Held
+)
+
+// A Holder is what one loop or lease holds, called with the engine's lock
+// held.
+type Holder interface {
+	// Claim holds records of buffer i; alone: no other read or loop is in
+	// progress, so it may take all there is.
+	Claim(i int, alone bool) (Take, error)
+	// Release gives back what it holds and may give back now (all when
+	// final: the loop or lease ends): which buffer, how many claims ended,
+	// and stalled if it read nothing before a busy record.
+	Release(final bool) (i, ended int, stalled bool)
+}
+
+// Engine is a reader but its buffers' layout: the claims' lock, the
+// waits and what ends them, the readiness descriptor, and the resources'
+// lifetime (docs/architecture.md). Every method takes its lock; its
+// callers' functions run with it held.
+type Engine struct {
+	mu            sync.Mutex
+	wait          *epoll.Waiter
+	poller        *epoll.Poller
+	readiness     *epoll.Readiness // made by ReadinessFD; nil until then
 	buffers       Buffers
 	free          func() error
+	cleanup       runtime.Cleanup // frees the resources of a reader nobody closed
 	heldClaimPoll time.Duration
-	turn          int   // the buffer the next claim looks at first
-	users         int   // claims read outside Mu
-	freed         bool  // resources freed
-	lastCopy      *byte // where CopyDestinationLocked last copied: no view
+	turn          int  // the buffer the next claim looks at first
+	held          int  // claims held outside the lock
+	freed         bool // free ran
 }
 
-// Init starts the engine. free frees the reader's resources; heldClaimPoll
-// bounds a wait while a claim is held (zero: none).
+// Init starts the engine on buffers, waiting on poller. flushed is the
+// reader's ErrFlushed; free frees its resources, once it is closed and
+// nothing is held, or once Go collects the engine (it must not refer to
+// the engine); heldClaimPoll bounds a wait while a claim is held, for
+// buffers whose kernel wakes only a reader that caught up (zero: none).
 func (e *Engine) Init(buffers Buffers, poller *epoll.Poller, flushed error, free func() error, heldClaimPoll time.Duration) {
-	e.buffers, e.free, e.heldClaimPoll = buffers, free, heldClaimPoll
-	e.Wait = epoll.NewWaiter(&e.Mu, poller, flushed)
+	e.buffers, e.poller, e.free, e.heldClaimPoll = buffers, poller, free, heldClaimPoll
+	e.wait = epoll.NewWaiter(&e.mu, poller, flushed)
+	// On the engine, so on whatever holds it: a loop keeps its reader's
+	// engine through the method value Records returned, after the caller
+	// dropped the reader.
+	e.cleanup = runtime.AddCleanup(e, func(free func() error) { free() }, free)
 }
 
-// InProgress returns how many reads and loops are in progress.
-func (e *Engine) InProgress() int {
-	e.Mu.Lock()
-	defer e.Mu.Unlock()
-	return e.Wait.Active()
-}
-
-// Freed reports whether the resources were freed.
-func (e *Engine) Freed() bool { return e.freed }
-
-func (e *Engine) publishAllLocked() {
-	if e.freed {
-		return
-	}
-	for i := range e.buffers.Len() {
-		e.buffers.Publish(i)
-	}
-}
-
-// WaitState is one read's or loop's state across its waits.
-type WaitState struct {
-	Ticket    epoll.Ticket
+// Session is one loop's or lease's place in the engine: inside it while
+// it claims or waits, away while its caller's code runs.
+type Session struct {
+	ticket    epoll.Ticket
 	busyWaits int
 }
 
-// Begin starts a loop or lease, in progress until EndLoopLocked and away
-// in its caller's code but while it claims or waits (BackLocked).
-func (e *Engine) Begin(op *WaitState) error {
-	e.Mu.Lock()
-	defer e.Mu.Unlock()
-	if err := e.Wait.Begin(&op.Ticket); err != nil {
+// Read is one read call: claim takes a record from buffer i, the buffers
+// taking turns, until one takes something; in between Read waits, and it
+// ends with the error that ends the wait (Close, Flush, the deadline).
+// A record Copied is published before Read returns; one Held stays the
+// caller's until Release. failed, if not nil, runs with the lock held
+// when Read returns an error.
+func (e *Engine) Read(claim func(i int, alone bool) (Take, error), failed func()) (err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer e.settleLocked()
+	if failed != nil {
+		defer func() {
+			if err != nil {
+				failed()
+			}
+		}()
+	}
+	var s Session
+	if err := e.wait.Begin(&s.ticket); err != nil {
 		return err
 	}
-	e.Wait.Away(&op.Ticket)
-	return nil
-}
-
-// BackLocked brings a loop or lease back into the reader, to claim or wait:
-// Close waits for it until AwayLocked or EndLoopLocked.
-func (e *Engine) BackLocked(op *WaitState) { e.Wait.Back(&op.Ticket) }
-
-// AwayLocked says that op's goroutine returns to its caller's code.
-func (e *Engine) AwayLocked(op *WaitState) { e.Wait.Away(&op.Ticket) }
-
-// EndLoopLocked ends what Begin started, once its claims are released;
-// last, so that a Close waiting for it finds its work done.
-func (e *Engine) EndLoopLocked(op *WaitState) {
-	e.publishAllLocked()
-	e.FreeIfUnusedLocked()
-	e.Wait.End(&op.Ticket)
-}
-
-// ClaimLocked runs claim until it claims something or fails, waiting in
-// between; busy: a producer still writes the next record (stalled: so
-// before the first claim).
-func (e *Engine) ClaimLocked(op *WaitState, stalled bool, claim func() (ok, busy bool, err error)) error {
+	defer e.wait.End(&s.ticket)
+	stalled := false
 	for {
-		if e.Wait.Closed() {
+		if e.wait.Closed() {
 			return os.ErrClosed
 		}
 		if !stalled {
-			ok, busy, err := claim()
-			if ok || err != nil {
+			take, err := e.claimTurnLocked(claim)
+			if take >= Copied || err != nil {
 				return err
 			}
-			stalled = busy
+			stalled = take == Busy
 		}
-		if err := e.WaitLocked(op, stalled); err != nil {
+		if err := e.waitLocked(&s, stalled); err != nil {
 			return err
 		}
 		stalled = false
 	}
 }
 
-// ReadLocked is ClaimLocked for one read, begun and ended around it.
-func (e *Engine) ReadLocked(claim func() (ok, busy bool, err error)) error {
-	var op WaitState
-	if err := e.Wait.Begin(&op.Ticket); err != nil {
-		return err
-	}
-	defer e.Wait.End(&op.Ticket)
-	return e.ClaimLocked(&op, false, claim)
-}
-
-// WaitLocked is called with nothing to claim: it publishes, then returns
-// the error that ends the read, or sleeps and returns nil: look again.
-// With busy it backs off: a yield eight times, then 2 µs doubling to 1 ms.
-func (e *Engine) WaitLocked(op *WaitState, busy bool) error {
-	e.publishAllLocked()
-	if !busy && e.Wait.HasReadiness() && e.readyAfterEdgesLocked() {
-		return nil
-	}
-	timeout, err := e.Wait.Check(&op.Ticket)
-	if err != nil {
-		return err
+// claimTurnLocked runs claim on each buffer in turn until one takes
+// something; a hold moves the turn past its buffer, so that buffers with
+// records take turns.
+func (e *Engine) claimTurnLocked(claim func(i int, alone bool) (Take, error)) (Take, error) {
+	alone := e.wait.Active() == 1
+	n := e.buffers.Len()
+	busy := false
+	for k := range n {
+		i := e.turn + k
+		if i >= n {
+			i -= n
+		}
+		take, err := claim(i, alone)
+		switch {
+		case err != nil:
+			return None, err
+		case take == Copied:
+			e.turn = i
+			e.buffers.Publish(i)
+			return take, nil
+		case take == Held:
+			e.turn = i + 1
+			if e.turn == n {
+				e.turn = 0
+			}
+			e.held++
+			if e.heldClaimPoll > 0 {
+				// Records produced behind a held claim wake nobody: a
+				// sleeper with no limit sleeps again with one.
+				e.wait.WakeUnbounded()
+			}
+			return take, nil
+		case take == Busy:
+			busy = true
+		}
 	}
 	if busy {
-		op.busyWaits++
-		e.Mu.Unlock()
-		if op.busyWaits <= 8 {
-			runtime.Gosched()
-		} else if d := time.Microsecond << min(op.busyWaits-8, 10); timeout < 0 {
-			time.Sleep(d)
-		} else {
-			time.Sleep(min(d, timeout))
+		return Busy, nil
+	}
+	return None, nil
+}
+
+// Release gives back claims on buffer i that the caller held outside the
+// lock: release ends them in the buffer's claims and says how many. The
+// kernel is told, and the resources of a closed reader freed once
+// nothing is held. With nothing ended it returns os.ErrClosed once
+// closed.
+func (e *Engine) Release(i int, release func() (ended int)) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer e.settleLocked()
+	ended := release()
+	if ended == 0 {
+		if e.wait.Closed() {
+			return os.ErrClosed
 		}
-		e.Mu.Lock()
 		return nil
 	}
-	op.busyWaits = 0
-	for i := range e.buffers.Len() {
-		if e.buffers.Ready(i) {
-			return nil // it may have woken nobody
-		}
-		if err := e.buffers.Err(i); err != nil {
-			return err
-		}
-	}
-	if e.users > 0 && e.heldClaimPoll > 0 && (timeout < 0 || timeout > e.heldClaimPoll) {
-		timeout = e.heldClaimPoll
-	}
-	e.Wait.Sleep(timeout)
-	if e.Wait.Closed() {
-		return errors.Join(os.ErrClosed, e.FreeIfUnusedLocked())
-	}
-	if e.Wait.HasReadiness() && e.anyReadyLocked() {
-		// The sleep may have taken the wake-up that the readiness
-		// descriptor would show: this read takes a record or a batch,
-		// and the descriptor says the rest wait.
-		e.Wait.SetRecordsLeft(true)
-	}
-	return nil
+	e.releasedLocked(i, ended)
+	return e.freeIfUnusedLocked()
 }
 
-// ReadinessFD is every reader's ReadinessFD: the descriptor an outside
-// event loop polls (epoll.Poller.Readiness), made on the first call.
-// pollTakesEdge says that polling a buffer's fd consumes the wake-up it
-// reports (a perf event's): then a read that finds nothing takes the
-// wake-ups still pending, so that none for records already read is left
-// behind.
-func (e *Engine) ReadinessFD(pollTakesEdge bool) (int, error) {
-	e.Mu.Lock()
-	defer e.Mu.Unlock()
-	return e.Wait.ReadinessFD(pollTakesEdge)
-}
-
-// readyAfterEdgesLocked is WaitLocked's last look, once it published,
-// while the readiness descriptor is out: an event loop polling it waits
-// for the kernel's next wake-up once a read finds nothing, and a ring
-// buffer's producer wakes only a consumer that it sees caught up
-// (bpf_ringbuf_commit, kernel/bpf/ringbuf.c), so the buffers are looked
-// at after the publish; for fds whose poll takes the wake-up, after the
-// pending wake-ups are taken. Records found go to the read, and to the
-// sleepers, whose wake-up may have been taken; none found, the
-// descriptor stops saying records are left (Waiter.SetRecordsLeft).
-func (e *Engine) readyAfterEdgesLocked() bool {
-	if e.Wait.Closed() {
-		return false
-	}
-	e.Wait.TakeEdges()
-	if e.anyReadyLocked() {
-		if !e.Wait.Idle() {
-			e.Wait.Wake()
-		}
-		return true
-	}
-	e.Wait.SetRecordsLeft(false)
-	return false
-}
-
-func (e *Engine) anyReadyLocked() bool {
-	for i := range e.buffers.Len() {
-		if e.buffers.Ready(i) {
-			return true
-		}
-	}
-	return false
-}
-
-// AddUserLocked counts a user (a claim read outside Mu) until
-// UserDoneLocked.
-func (e *Engine) AddUserLocked() {
-	e.users++
-	if e.heldClaimPoll > 0 {
-		e.Wait.WakeUnbounded()
-	}
-}
-
-// ClaimTurnLocked runs claim on the buffers, taking turns, until one claims
-// (alone: no other read is in progress); with hold (a loop's batch) the
-// next turn starts past it.
-func (e *Engine) ClaimTurnLocked(hold bool, claim func(i int, alone bool) (ok, busy bool, err error)) (ok, busy bool, err error) {
-	alone := e.Wait.Active() == 1
-	n := e.buffers.Len()
-	for k := range n {
-		i := (e.turn + k) % n
-		ok, bufBusy, err := claim(i, alone)
-		if err != nil {
-			return false, false, err
-		}
-		if ok {
-			e.turn = i
-			if hold {
-				e.turn++
-				e.AddUserLocked()
-			}
-			return true, false, nil
-		}
-		busy = busy || bufBusy
-	}
-	return false, busy, nil
-}
-
-// EndClaimLocked releases claim cl on buffer i, read below upTo.
-func (e *Engine) EndClaimLocked(i int, claims *Claims, cl Claim, upTo uint64) {
-	gaveBack := claims.Release(cl, upTo)
+func (e *Engine) releasedLocked(i, ended int) {
+	e.held -= ended
 	if !e.freed {
 		e.buffers.Publish(i)
 	}
-	e.UserDoneLocked(i, gaveBack)
 }
 
-// UserDoneLocked ends what AddUserLocked counted: records given back,
-// or produced behind the claim (waking nobody), go to whoever sleeps.
-func (e *Engine) UserDoneLocked(i int, gaveBack bool) {
-	e.users--
-	if !e.Wait.Idle() && (gaveBack || e.buffers.Ready(i)) {
-		e.Wait.Wake()
-	}
-}
-
-// FreeIfUnusedLocked frees a closed engine's resources once unused.
-func (e *Engine) FreeIfUnusedLocked() error {
-	if !e.Wait.Closed() || e.freed || e.users > 0 || !e.Wait.Idle() {
-		return nil
-	}
-	e.freed = true
-	return e.free()
-}
-
-// SetDeadline is every reader's SetDeadline.
-func (e *Engine) SetDeadline(t time.Time) {
-	e.Mu.Lock()
-	defer e.Mu.Unlock()
-	e.Wait.SetDeadline(t)
-}
-
-// Flush is every reader's Flush (epoll.Waiter.Flush).
-func (e *Engine) Flush() error {
-	e.Mu.Lock()
-	defer e.Mu.Unlock()
-	return e.Wait.Flush()
-}
-
-// Close is every reader's Close; stop, if not nil, runs first. It returns
-// once every read that was blocked has returned, and every loop that was
-// waiting has handed its body ErrClosed (epoll.Waiter.Close); it waits
-// for no body.
-func (e *Engine) Close(stop func() error) error {
-	e.Mu.Lock()
-	defer e.Mu.Unlock()
-	if e.Wait.Closed() {
-		return nil
-	}
-	e.publishAllLocked()
-	var err error
-	if stop != nil {
-		err = stop()
-	}
-	e.Wait.Close()
-	e.Cleanup.Stop()
-	return errors.Join(err, e.FreeIfUnusedLocked())
-}
-
-// Batcher is one loop's batch, called with Mu held: Finish ends the batch
-// held, if any (stalled: it read nothing before a busy record), Claim
-// claims one of buffer i (ClaimTurnLocked's claim).
-type Batcher interface {
-	Finish() (stalled bool)
-	Claim(i int, alone bool) (ok, busy bool, err error)
-}
-
-// Loop is every iterator's loop: it claims a batch and calls body
-// without Mu until body returns false, or, once the loop has ended, with
-// the error that ended it; however it stops, the batch is finished.
-func (e *Engine) Loop(b Batcher, body func(err error) bool) {
-	var op WaitState
-	if err := e.Begin(&op); err != nil {
+// Loop is every iterator's loop: it claims through h and calls body
+// without the lock until body returns false, or, once the loop has ended,
+// with the error that ended it; however it stops, what h holds goes back.
+func (e *Engine) Loop(h Holder, body func(err error) bool) {
+	var s Session
+	if err := e.Begin(&s); err != nil {
 		body(err)
 		return
 	}
-	ended := false // by nextBatch, before the body had the error
+	ended := false // by Next, before the body had the error
 	defer func() {
 		if !ended {
-			e.endLoop(b, &op)
+			e.End(&s, h)
 		}
 	}()
 	for {
-		if err := e.nextBatch(b, &op); err != nil {
+		if err := e.Next(&s, h, false); err != nil {
 			ended = true
 			body(err)
 			return
@@ -351,57 +228,292 @@ func (e *Engine) Loop(b Batcher, body func(err error) bool) {
 	}
 }
 
-// nextBatch claims the next batch for the body, which runs away, or ends
-// the loop with the error it returns: a loop that Close woke has left the
-// reader when its body gets ErrClosed, as a Read has when it returns it,
-// so that Close waits for no body and the body may call anything.
-func (e *Engine) nextBatch(b Batcher, op *WaitState) error {
-	e.Mu.Lock()
-	defer e.Mu.Unlock()
-	e.BackLocked(op)
-	err := e.ClaimLocked(op, b.Finish(), func() (ok, busy bool, err error) {
-		return e.ClaimTurnLocked(true, b.Claim)
-	})
-	if err != nil {
-		e.EndLoopLocked(op) // ClaimLocked finished the batch
+// Begin starts a loop or lease, away in its caller's code until Next.
+func (e *Engine) Begin(s *Session) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.wait.Begin(&s.ticket); err != nil {
 		return err
 	}
-	e.AwayLocked(op)
+	e.wait.Away(&s.ticket)
 	return nil
 }
 
-func (e *Engine) endLoop(b Batcher, op *WaitState) {
-	e.Mu.Lock()
-	defer e.Mu.Unlock()
-	b.Finish()
-	e.EndLoopLocked(op)
-}
-
-// CopyDestination returns where a copy of n bytes goes: dst if it holds
-// them and is no view, of any reader's buffer (AddRingMemory), else new
-// memory.
-func CopyDestination(dst []byte, n int) []byte {
-	if n > cap(dst) || inRingMemory(dst) {
-		return make([]byte, n)
+// Next brings s back into the reader for more: h gives back what it may
+// (a lease claims more first: its views outlive its claims), then it
+// claims, waiting in between, and s goes away again with what it
+// claimed. An error ends a loop: one that Close woke has left the reader
+// when its body gets ErrClosed, as a Read has when it returns it, so
+// that Close waits for no body and the body may call anything. A lease
+// gives back all it holds and goes on.
+func (e *Engine) Next(s *Session, h Holder, lease bool) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer e.settleLocked()
+	e.wait.Back(&s.ticket)
+	stalled := false
+	if !lease {
+		stalled = e.releaseHeldLocked(h, false)
 	}
-	return dst[:n]
-}
-
-// CopyDestinationLocked is CopyDestination for ReadInto, without the
-// search of ring memory when dst is what the last copy returned.
-func (e *Engine) CopyDestinationLocked(dst []byte, n int) []byte {
-	if n <= cap(dst) && unsafe.SliceData(dst) == e.lastCopy {
-		return dst[:n]
+	var err error
+	for {
+		if e.wait.Closed() {
+			err = os.ErrClosed
+			break
+		}
+		if !stalled {
+			var take Take
+			if take, err = e.claimTurnLocked(h.Claim); take >= Copied || err != nil {
+				break
+			}
+			stalled = take == Busy
+		}
+		if !stalled {
+			// So that the kernel wakes this reader: it wakes only one that
+			// caught up.
+			e.releaseHeldLocked(h, false)
+		}
+		if err = e.waitLocked(s, stalled); err != nil {
+			break
+		}
+		stalled = false
 	}
-	return e.checkedCopyDestinationLocked(dst, n)
+	return e.awayLocked(s, h, lease, err)
 }
 
-// checkedCopyDestinationLocked is CopyDestinationLocked for a destination
-// it has not checked; apart, so that the check above inlines.
-//
-//go:noinline
-func (e *Engine) checkedCopyDestinationLocked(dst []byte, n int) []byte {
-	dst = CopyDestination(dst, n)
-	e.lastCopy = unsafe.SliceData(dst)
-	return dst
+// BackOff is Next for a lease whose own claim reached a record a
+// producer still writes: it waits a little, keeping what it holds.
+func (e *Engine) BackOff(s *Session, h Holder) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer e.settleLocked()
+	e.wait.Back(&s.ticket)
+	return e.awayLocked(s, h, true, e.waitLocked(s, true))
+}
+
+// awayLocked sends s back to its caller's code with err: a loop that
+// failed ends, a lease gives back what it holds.
+func (e *Engine) awayLocked(s *Session, h Holder, lease bool, err error) error {
+	switch {
+	case err == nil:
+	case lease:
+		e.releaseHeldLocked(h, true)
+	default:
+		e.endLocked(s, h)
+		return err
+	}
+	e.wait.Away(&s.ticket)
+	return err
+}
+
+// End ends a loop or lease that is away, giving back all that h holds.
+func (e *Engine) End(s *Session, h Holder) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer e.settleLocked()
+	e.endLocked(s, h)
+}
+
+// endLocked ends s; last, so that a Close waiting for it finds its work
+// done.
+func (e *Engine) endLocked(s *Session, h Holder) {
+	e.releaseHeldLocked(h, true)
+	e.publishAllLocked()
+	e.freeIfUnusedLocked() // an error: freed anyway, and the caller is not Close's
+	e.wait.End(&s.ticket)
+}
+
+// releaseHeldLocked gives back what h may, and reports whether it stalled.
+func (e *Engine) releaseHeldLocked(h Holder, final bool) (stalled bool) {
+	i, ended, stalled := h.Release(final)
+	if ended > 0 {
+		e.releasedLocked(i, ended)
+	}
+	return stalled
+}
+
+// waitLocked is called with nothing to claim: it publishes, then returns
+// the error that ends the read, or sleeps and returns nil: look again.
+// With busy it backs off: a yield eight times, then 2 µs doubling to 1 ms.
+func (e *Engine) waitLocked(s *Session, busy bool) error {
+	e.publishAllLocked()
+	timeout, err := e.wait.Check(&s.ticket)
+	if err != nil {
+		return err
+	}
+	if busy {
+		s.busyWaits++
+		e.mu.Unlock()
+		if s.busyWaits <= 8 {
+			runtime.Gosched()
+		} else if d := time.Microsecond << min(s.busyWaits-8, 10); timeout < 0 {
+			time.Sleep(d)
+		} else {
+			time.Sleep(min(d, timeout))
+		}
+		e.mu.Lock()
+		return nil
+	}
+	s.busyWaits = 0
+	for i := range e.buffers.Len() {
+		if e.buffers.Ready(i) {
+			return nil // it may have woken nobody
+		}
+		if err := e.buffers.Err(i); err != nil {
+			return err
+		}
+	}
+	if e.held > 0 && e.heldClaimPoll > 0 && (timeout < 0 || timeout > e.heldClaimPoll) {
+		timeout = e.heldClaimPoll
+	}
+	e.settleLocked() // the descriptor says what a read finds while this one sleeps
+	e.wait.Sleep(timeout)
+	if e.wait.Closed() {
+		return errors.Join(os.ErrClosed, e.freeIfUnusedLocked())
+	}
+	return nil
+}
+
+func (e *Engine) publishAllLocked() {
+	if e.freed {
+		return
+	}
+	for i := range e.buffers.Len() {
+		e.buffers.Publish(i)
+	}
+}
+
+// settleLocked ends every operation: it is where the engine's one rule
+// about what a read would find is kept. If a read would take records or
+// end with an error at once, a sleeper is woken (records given back, or
+// produced behind a claim, woke nobody), and the readiness descriptor,
+// if out, is readable exactly then: the reader is closed, a Flush waits
+// for the next read, or a buffer has records to claim or an error. While
+// claims are held and it is not, the watcher looks again every
+// heldClaimPoll, for records produced behind them, which wake nobody.
+func (e *Engine) settleLocked() {
+	if e.readiness == nil && e.wait.Idle() {
+		return
+	}
+	ready := false
+	for i := range e.buffers.Len() {
+		if e.buffers.Ready(i) || e.buffers.Err(i) != nil {
+			ready = true
+			break
+		}
+	}
+	if ready && !e.wait.Idle() {
+		e.wait.Wake()
+	}
+	if e.readiness == nil {
+		return
+	}
+	readable := ready || e.wait.Closed() || e.wait.FlushPending()
+	e.readiness.Set(readable) // an error: as a lost wake-up, which the next operation mends
+	if !readable && e.held > 0 && e.heldClaimPoll > 0 {
+		e.readiness.PollIn(e.heldClaimPoll)
+	}
+}
+
+// ReadinessFD is every reader's ReadinessFD: the readiness descriptor,
+// made on the first call; os.ErrClosed once closed.
+func (e *Engine) ReadinessFD() (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.wait.Closed() {
+		return -1, os.ErrClosed
+	}
+	if e.readiness == nil {
+		// The watcher holds the engine weakly, so that a reader nobody
+		// closed is still collected, and its cleanup stops the watcher.
+		engine := weak.Make(e)
+		rd, err := e.poller.NewReadiness(func() bool {
+			e := engine.Value()
+			return e != nil && e.watched()
+		})
+		if err != nil {
+			return -1, err
+		}
+		e.readiness = rd
+		e.settleLocked()
+	}
+	return e.readiness.FD(), nil
+}
+
+// watched is the readiness watcher's call-back: the kernel woke one of
+// the buffers, or a held-claim poll is due. It reports whether to go on.
+func (e *Engine) watched() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.freed {
+		return false
+	}
+	e.settleLocked()
+	return true
+}
+
+// Inspect runs look with the lock held while the reader is open (its
+// buffers mapped), else returns os.ErrClosed.
+func (e *Engine) Inspect(look func()) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.wait.Closed() || e.freed {
+		return os.ErrClosed
+	}
+	look()
+	return nil
+}
+
+// InProgress returns how many reads, loops and leases are in progress.
+func (e *Engine) InProgress() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.wait.Active()
+}
+
+// freeIfUnusedLocked frees a closed engine's resources once nothing is
+// held or inside.
+func (e *Engine) freeIfUnusedLocked() error {
+	if !e.wait.Closed() || e.freed || e.held > 0 || !e.wait.Idle() {
+		return nil
+	}
+	e.freed, e.readiness = true, nil // free closes the poller, and so the readiness
+	e.cleanup.Stop()
+	return e.free()
+}
+
+// SetDeadline is every reader's SetDeadline.
+func (e *Engine) SetDeadline(t time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.wait.SetDeadline(t)
+}
+
+// Flush is every reader's Flush (epoll.Waiter.Flush).
+func (e *Engine) Flush() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer e.settleLocked()
+	return e.wait.Flush()
+}
+
+// Close is every reader's Close; stop, if not nil, runs first. It returns
+// once every read that was blocked has returned, and every loop that was
+// waiting has handed its body ErrClosed (epoll.Waiter.Close); it waits
+// for no body. The resources are freed then, or once the last claim held
+// is given back.
+func (e *Engine) Close(stop func() error) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.wait.Closed() {
+		return nil
+	}
+	e.publishAllLocked()
+	var err error
+	if stop != nil {
+		err = stop()
+	}
+	e.wait.Close()
+	e.settleLocked() // readable: a read returns ErrClosed
+	return errors.Join(err, e.freeIfUnusedLocked())
 }

@@ -41,22 +41,22 @@ type fakeBatch struct {
 	holding bool
 }
 
-func (b *fakeBatch) Finish() bool {
-	if b.holding {
-		b.holding = false
-		b.f.e.UserDoneLocked(b.buffer, false)
+func (b *fakeBatch) Release(bool) (i, ended int, stalled bool) {
+	if !b.holding {
+		return 0, 0, false
 	}
-	return false
+	b.holding = false
+	return b.buffer, 1, false
 }
 
-func (b *fakeBatch) Claim(i int, _ bool) (ok, busy bool, err error) {
+func (b *fakeBatch) Claim(i int, _ bool) (Take, error) {
 	f := b.f
 	if f.produced[i] == f.claimed[i] {
-		return false, false, nil
+		return None, nil
 	}
 	b.buffer, b.records, b.holding = i, f.produced[i]-f.claimed[i], true
 	f.claimed[i] = f.produced[i]
-	return true, false, nil
+	return Held, nil
 }
 
 type fakeReader struct {
@@ -84,9 +84,9 @@ func newFakeReader(t *testing.T, buffers int, heldClaimPoll time.Duration) *fake
 // produce adds n records to buffer i, waking nobody (as a producer that
 // asks for no wake-up): only a poll or a wake finds them.
 func (r *fakeReader) produce(i, n int) {
-	r.Mu.Lock()
+	r.mu.Lock()
 	r.bufs.produced[i] += n
-	r.Mu.Unlock()
+	r.mu.Unlock()
 }
 
 // waitInProgress waits until n reads and loops are in progress.
@@ -105,9 +105,9 @@ func (r *fakeReader) waitInProgress(t *testing.T, n int) {
 
 // wake wakes the waiters, as a producer's wake-up would.
 func (r *fakeReader) wake() {
-	r.Mu.Lock()
-	r.Wait.Wake()
-	r.Mu.Unlock()
+	r.mu.Lock()
+	r.wait.Wake()
+	r.mu.Unlock()
 }
 
 // loop runs a loop, calling body for each batch until it returns false,

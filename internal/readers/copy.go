@@ -58,3 +58,39 @@ func inRingMemory(b []byte) bool {
 	}
 	return false
 }
+
+// CopyDestination returns where a copy of n bytes goes: dst if it holds
+// them and is no view of any reader's buffer (AddRingMemory), else new
+// memory.
+func CopyDestination(dst []byte, n int) []byte {
+	if n > cap(dst) || inRingMemory(dst) {
+		return make([]byte, n)
+	}
+	return dst[:n]
+}
+
+// CopyCache is a ReadInto's memory of where its last copy went, so that
+// a caller reusing its record's buffer is not searched for in ring
+// memory on every read (BenchmarkRead, mode copy, 16 B).
+type CopyCache struct {
+	last *byte
+}
+
+// Destination is CopyDestination, without the search when dst is what the
+// last copy returned. Its callers serialize it.
+func (c *CopyCache) Destination(dst []byte, n int) []byte {
+	if n <= cap(dst) && unsafe.SliceData(dst) == c.last {
+		return dst[:n]
+	}
+	return c.checkedDestination(dst, n)
+}
+
+// checkedDestination is Destination for a dst it has not checked; apart,
+// so that the check above inlines.
+//
+//go:noinline
+func (c *CopyCache) checkedDestination(dst []byte, n int) []byte {
+	dst = CopyDestination(dst, n)
+	c.last = unsafe.SliceData(dst)
+	return dst
+}

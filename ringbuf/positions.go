@@ -1,0 +1,48 @@
+package ringbuf
+
+import "fmt"
+
+// RingPositions are a ring's positions as the kernel holds them, read at
+// one instant, as libbpf's ring__consumer_pos, ring__producer_pos,
+// ring__avail_data_size and ring__size report them: a snapshot, which a
+// producer or a reader may have moved on from by the time it is read.
+type RingPositions struct {
+	// Consumer is the consumer position the kernel holds: the records
+	// before it are consumed, and their space is free. A record a loop
+	// body or Peek view holds is after it.
+	Consumer uint64
+	// Producer is the producer position: the records before it are
+	// reserved, some maybe still being written.
+	Producer uint64
+	// Size is the size of the ring's data area in bytes.
+	Size int
+}
+
+// AvailableBytes returns the bytes between the two positions: records
+// produced and not consumed, headers included (ring__avail_data_size).
+func (p RingPositions) AvailableBytes() int { return int(p.Producer - p.Consumer) }
+
+// positions reads ring i's positions while the engine is open.
+func (e *engine) positions(i int) (RingPositions, error) {
+	var p RingPositions
+	err := e.core.Inspect(func() {
+		c := &e.consumers[i]
+		near := c.claims.ConsumerPos() // the kernel's, or behind it
+		p = RingPositions{
+			Consumer: c.ring.consumerPos.load(near),
+			Producer: c.ring.producerPos.load(near),
+			Size:     int(c.ring.size),
+		}
+	})
+	if err != nil {
+		return RingPositions{}, fmt.Errorf("ringbuf: positions: %w", err)
+	}
+	return p, nil
+}
+
+// unconsumed returns the bytes from the reader's consumer position to
+// the producer's: what AvailableBytes reports.
+func (c *consumer) unconsumed() int {
+	consumed := c.claims.ConsumerPos()
+	return int(max(c.ring.producerPos.load(consumed), consumed) - consumed)
+}
