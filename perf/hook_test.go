@@ -3,10 +3,12 @@
 package perf
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
+	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 
 func TestReadinessFD(t *testing.T) {
@@ -36,6 +38,70 @@ func TestReadinessFD(t *testing.T) {
 			Close:   r.Close,
 			Flushed: ErrFlushed,
 			Before:  before,
+		}
+	})
+}
+
+// TestReadinessModel checks the readiness descriptor after every step of
+// random reading (bpftest.CheckReadinessModel), records produced on one
+// CPU, each waking the reader (no Watermark).
+func TestReadinessModel(t *testing.T) {
+	bpftest.CheckReadinessModel(t, bpftest.ModelSteps(t), func(t *testing.T) bpftest.ModelTarget {
+		m := newEventArray(t)
+		p := newProducer(t, m, 16)
+		cpu := bpftest.CPUs(t)[0]
+		before := bpftest.OpenResources(t)
+		r := newTestReader(t, m, 1<<16, ReaderOptions{})
+		var next uint64
+		seq := func(rec *Record) uint64 {
+			if len(rec.RawSample) != rawLen(16) {
+				return ^uint64(0) // never produced: the model says so
+			}
+			seq, err := progs.CheckRecord(rec.RawSample[:16], 16, true)
+			if err != nil {
+				return ^uint64(0)
+			}
+			return seq
+		}
+		return bpftest.ModelTarget{
+			ReadinessFD: r.ReadinessFD,
+			Produce: func(n int) (seqs []uint64) {
+				runOn(t, p, cpu, n)
+				for range n {
+					seqs = append(seqs, next)
+					next++
+				}
+				return seqs
+			},
+			Read: func() (uint64, error) {
+				var rec Record
+				if err := r.ReadInto(&rec); err != nil {
+					return 0, err
+				}
+				return seq(&rec), nil
+			},
+			Records: func(body func(uint64) bool) error {
+				for rec, err := range r.Records() {
+					if err != nil {
+						return err
+					}
+					if !body(seq(rec)) {
+						return nil
+					}
+				}
+				return errors.New("Records ended without an error")
+			},
+			Probe: func() (bool, error) {
+				for _, err := range r.Batches() {
+					return err == nil, err
+				}
+				return false, errors.New("Batches ended without an error")
+			},
+			SetDeadline: r.SetDeadline,
+			Flush:       r.Flush,
+			Close:       r.Close,
+			Flushed:     ErrFlushed,
+			Before:      before,
 		}
 	})
 }

@@ -3,7 +3,9 @@
 package ringbuf
 
 import (
+	"errors"
 	"iter"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ type hookReader interface {
 	ReadinessFD() (int, error)
 	SetDeadline(time.Time)
 	Records() iter.Seq2[*Record, error]
+	Batches() iter.Seq2[*Batch, error]
 	Flush() error
 	Close() error
 }
@@ -116,4 +119,116 @@ func TestReadinessFDLevel(t *testing.T) {
 	if bpftest.Readable(t, fd) {
 		t.Fatal("every record read, and the descriptor is readable")
 	}
+}
+
+// modelTarget is a Reader's or MultiReader's r, fed by producers, one a
+// ring, of 16-byte records numbered by ring and sequence number.
+func modelTarget(t *testing.T, r hookReader, before bpftest.Resources, producers []*progs.Producer) bpftest.ModelTarget {
+	t.Helper()
+	t.Cleanup(func() { r.Close() })
+	const size = 16
+	next := make([]uint64, len(producers))
+	key := func(rec *Record) uint64 {
+		seq, err := progs.CheckRecord(rec.RawSample, size, true)
+		if err != nil || rec.Ring >= len(producers) {
+			return ^uint64(0) // never produced: the model says so
+		}
+		return uint64(rec.Ring)<<32 | seq
+	}
+	return bpftest.ModelTarget{
+		ReadinessFD: r.ReadinessFD,
+		Produce: func(n int) (keys []uint64) {
+			ring := rand.IntN(len(producers))
+			produce(t, producers[ring], n)
+			for range n {
+				keys = append(keys, uint64(ring)<<32|next[ring])
+				next[ring]++
+			}
+			return keys
+		},
+		Read: func() (uint64, error) {
+			for rec, err := range r.Records() {
+				if err != nil {
+					return 0, err
+				}
+				return key(rec), nil
+			}
+			return 0, errors.New("Records ended without an error")
+		},
+		Records: func(body func(uint64) bool) error {
+			for rec, err := range r.Records() {
+				if err != nil {
+					return err
+				}
+				if !body(key(rec)) {
+					return nil
+				}
+			}
+			return errors.New("Records ended without an error")
+		},
+		Probe: func() (bool, error) {
+			for _, err := range r.Batches() {
+				return err == nil, err
+			}
+			return false, errors.New("Batches ended without an error")
+		},
+		SetDeadline: r.SetDeadline,
+		Flush:       r.Flush,
+		Close:       r.Close,
+		Flushed:     ErrFlushed,
+		Before:      before,
+	}
+}
+
+// TestReadinessModel checks the readiness descriptor after every step of
+// random reading (bpftest.CheckReadinessModel): Reader with ReadInto and
+// Peek beside its loops, and a MultiReader of two rings.
+func TestReadinessModel(t *testing.T) {
+	steps := bpftest.ModelSteps(t)
+	t.Run("Reader", func(t *testing.T) {
+		bpftest.CheckReadinessModel(t, steps, func(t *testing.T) bpftest.ModelTarget {
+			m := newRingMap(t, 1<<16)
+			p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 16, Pattern: true, Method: progs.Output})
+			before := bpftest.OpenResources(t)
+			r := newTestReader(t, m)
+			target := modelTarget(t, r, before, []*progs.Producer{p})
+			target.Read = func() (uint64, error) {
+				var rec Record
+				if err := r.ReadInto(&rec); err != nil {
+					return 0, err
+				}
+				seq, err := progs.CheckRecord(rec.RawSample, 16, true)
+				if err != nil {
+					return ^uint64(0), nil
+				}
+				return seq, nil
+			}
+			target.Peek = func() (uint64, error) {
+				var rec Record
+				if err := r.PeekInto(&rec); err != nil {
+					return 0, err
+				}
+				seq, err := progs.CheckRecord(rec.RawSample, 16, true)
+				if err != nil {
+					return ^uint64(0), nil
+				}
+				return seq, nil
+			}
+			target.Consume = r.Consume
+			return target
+		})
+	})
+	t.Run("MultiReader", func(t *testing.T) {
+		bpftest.CheckReadinessModel(t, steps, func(t *testing.T) bpftest.ModelTarget {
+			a, b := newRingMap(t, 1<<16), newRingMap(t, 1<<16)
+			pa := newProducer(t, progs.RingbufSpec{Ring: a, Size: 16, Pattern: true, Method: progs.Output})
+			pb := newProducer(t, progs.RingbufSpec{Ring: b, Size: 16, Pattern: true, Method: progs.Output})
+			before := bpftest.OpenResources(t)
+			mr, err := NewMultiReader(a, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return modelTarget(t, mr, before, []*progs.Producer{pa, pb})
+		})
+	})
 }
