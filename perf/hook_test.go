@@ -3,7 +3,6 @@
 package perf
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -80,23 +79,8 @@ func TestReadinessModel(t *testing.T) {
 				}
 				return seq(&rec), nil
 			},
-			Records: func(body func(uint64) bool) error {
-				for rec, err := range r.Records() {
-					if err != nil {
-						return err
-					}
-					if !body(seq(rec)) {
-						return nil
-					}
-				}
-				return errors.New("Records ended without an error")
-			},
-			Probe: func() (bool, error) {
-				for _, err := range r.Batches() {
-					return err == nil, err
-				}
-				return false, errors.New("Batches ended without an error")
-			},
+			Records:     bpftest.ModelRecords(r.Records(), seq),
+			Probe:       bpftest.ModelProbe(r.Batches()),
 			SetDeadline: r.SetDeadline,
 			Flush:       r.Flush,
 			Close:       r.Close,

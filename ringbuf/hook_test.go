@@ -3,7 +3,6 @@
 package ringbuf
 
 import (
-	"errors"
 	"iter"
 	"math/rand/v2"
 	"testing"
@@ -126,15 +125,8 @@ func TestReadinessFDLevel(t *testing.T) {
 func modelTarget(t *testing.T, r hookReader, before bpftest.Resources, producers []*progs.Producer) bpftest.ModelTarget {
 	t.Helper()
 	t.Cleanup(func() { r.Close() })
-	const size = 16
 	next := make([]uint64, len(producers))
-	key := func(rec *Record) uint64 {
-		seq, err := progs.CheckRecord(rec.RawSample, size, true)
-		if err != nil || rec.Ring >= len(producers) {
-			return ^uint64(0) // never produced: the model says so
-		}
-		return uint64(rec.Ring)<<32 | seq
-	}
+	records := bpftest.ModelRecords(r.Records(), modelKey)
 	return bpftest.ModelTarget{
 		ReadinessFD: r.ReadinessFD,
 		Produce: func(n int) (keys []uint64) {
@@ -146,38 +138,29 @@ func modelTarget(t *testing.T, r hookReader, before bpftest.Resources, producers
 			}
 			return keys
 		},
-		Read: func() (uint64, error) {
-			for rec, err := range r.Records() {
-				if err != nil {
-					return 0, err
-				}
-				return key(rec), nil
-			}
-			return 0, errors.New("Records ended without an error")
+		Read: func() (key uint64, err error) {
+			err = records(func(k uint64) bool { key = k; return false })
+			return key, err
 		},
-		Records: func(body func(uint64) bool) error {
-			for rec, err := range r.Records() {
-				if err != nil {
-					return err
-				}
-				if !body(key(rec)) {
-					return nil
-				}
-			}
-			return errors.New("Records ended without an error")
-		},
-		Probe: func() (bool, error) {
-			for _, err := range r.Batches() {
-				return err == nil, err
-			}
-			return false, errors.New("Batches ended without an error")
-		},
+		Records:     records,
+		Probe:       bpftest.ModelProbe(r.Batches()),
 		SetDeadline: r.SetDeadline,
 		Flush:       r.Flush,
 		Close:       r.Close,
 		Flushed:     ErrFlushed,
 		Before:      before,
 	}
+}
+
+// modelKey names a 16-byte record of the model tests by its ring and
+// sequence number; a bad one by a number never produced, which the model
+// reports.
+func modelKey(rec *Record) uint64 {
+	seq, err := progs.CheckRecord(rec.RawSample, 16, true)
+	if err != nil {
+		return ^uint64(0)
+	}
+	return uint64(rec.Ring)<<32 | seq
 }
 
 // TestReadinessModel checks the readiness descriptor after every step of
@@ -192,28 +175,8 @@ func TestReadinessModel(t *testing.T) {
 			before := bpftest.OpenResources(t)
 			r := newTestReader(t, m)
 			target := modelTarget(t, r, before, []*progs.Producer{p})
-			target.Read = func() (uint64, error) {
-				var rec Record
-				if err := r.ReadInto(&rec); err != nil {
-					return 0, err
-				}
-				seq, err := progs.CheckRecord(rec.RawSample, 16, true)
-				if err != nil {
-					return ^uint64(0), nil
-				}
-				return seq, nil
-			}
-			target.Peek = func() (uint64, error) {
-				var rec Record
-				if err := r.PeekInto(&rec); err != nil {
-					return 0, err
-				}
-				seq, err := progs.CheckRecord(rec.RawSample, 16, true)
-				if err != nil {
-					return ^uint64(0), nil
-				}
-				return seq, nil
-			}
+			target.Read = modelRead(r.ReadInto)
+			target.Peek = modelRead(r.PeekInto)
 			target.Consume = r.Consume
 			return target
 		})
@@ -231,4 +194,16 @@ func TestReadinessModel(t *testing.T) {
 			return modelTarget(t, mr, before, []*progs.Producer{pa, pb})
 		})
 	})
+}
+
+// modelRead is a ModelTarget's Read or Peek by readInto (ReadInto,
+// PeekInto).
+func modelRead(readInto func(*Record) error) func() (uint64, error) {
+	return func() (uint64, error) {
+		var rec Record
+		if err := readInto(&rec); err != nil {
+			return 0, err
+		}
+		return modelKey(&rec), nil
+	}
 }

@@ -5,6 +5,7 @@ package bpftest
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -332,16 +333,7 @@ func (m *readinessModel) step(step int) {
 		l.inBody = false
 		l.do <- do
 	case "read":
-		var seq uint64
-		var err error
-		m.withDeadlinePassed(func() { seq, err = m.target.Read() })
-		switch {
-		case err == nil:
-			m.deliver(seq, "a read")
-		case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, m.target.Flushed):
-		default:
-			m.t.Fatalf("step %d: a read: %v", step, err)
-		}
+		m.readOnce("a read", m.target.Read)
 	case "peek":
 		if m.peeked {
 			what = "Consume"
@@ -351,17 +343,7 @@ func (m *readinessModel) step(step int) {
 			m.peeked = false
 			break
 		}
-		var seq uint64
-		var err error
-		m.withDeadlinePassed(func() { seq, err = m.target.Peek() })
-		switch {
-		case err == nil:
-			m.deliver(seq, "a Peek")
-			m.peeked = true
-		case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, m.target.Flushed):
-		default:
-			m.t.Fatalf("step %d: Peek: %v", step, err)
-		}
+		m.peeked = m.readOnce("a Peek", m.target.Peek)
 	case "flush":
 		if err := m.target.Flush(); err != nil {
 			m.t.Fatal(err)
@@ -375,6 +357,50 @@ func (m *readinessModel) step(step int) {
 	}
 	m.counts[kind]++
 	m.check(fmt.Sprintf("step %d (%s)", step, what))
+}
+
+// readOnce reads with the deadline passed and books the record, if one
+// came; a read that finds nothing ends with the deadline or a flush.
+func (m *readinessModel) readOnce(how string, read func() (uint64, error)) (got bool) {
+	m.t.Helper()
+	var seq uint64
+	var err error
+	m.withDeadlinePassed(func() { seq, err = read() })
+	switch {
+	case err == nil:
+		m.deliver(seq, how)
+		return true
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, m.target.Flushed):
+		return false
+	}
+	m.t.Fatalf("%s: %v", how, err)
+	return false
+}
+
+// ModelRecords is a ModelTarget's Records over a reader's loop, key
+// naming each record.
+func ModelRecords[R any](loop iter.Seq2[*R, error], key func(*R) uint64) func(body func(uint64) bool) error {
+	return func(body func(uint64) bool) error {
+		for rec, err := range loop {
+			if err != nil {
+				return err
+			}
+			if !body(key(rec)) {
+				return nil
+			}
+		}
+		return errors.New("the loop ended without an error")
+	}
+}
+
+// ModelProbe is a ModelTarget's Probe over a reader's Batches loop.
+func ModelProbe[B any](batches iter.Seq2[B, error]) func() (bool, error) {
+	return func() (bool, error) {
+		for _, err := range batches {
+			return err == nil, err
+		}
+		return false, errors.New("the loop ended without an error")
+	}
 }
 
 // finish either closes the reader while loop bodies and a view still
