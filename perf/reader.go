@@ -49,6 +49,8 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 	switch {
 	case array == nil:
 		return nil, errors.New("perf: nil map")
+	case array.FD() < 0:
+		return nil, fmt.Errorf("perf: map file descriptor: %w", ErrClosed)
 	case array.Type() != ebpf.PerfEventArray:
 		return nil, fmt.Errorf("perf: map type %s is not %s", array.Type(), ebpf.PerfEventArray)
 	case perCPUBuffer < 1:

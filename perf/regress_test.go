@@ -4,8 +4,11 @@ package perf
 
 import (
 	"bytes"
+	"errors"
 	"math"
+	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -205,5 +208,39 @@ func TestReadIntoViewOfOtherCPU(t *testing.T) {
 	}
 	if !bytes.Equal(fakes[0].data, before) {
 		t.Fatal("ReadInto after the loop wrote into CPU 0's buffer, through a kept view")
+	}
+}
+
+// TestNilRecord: ReadInto refuses a nil *Record with an error that says
+// so, before it reads: the record is still the next one Read gets.
+func TestNilRecord(t *testing.T) {
+	m := newEventArray(t)
+	r := newTestReader(t, m, 4096, ReaderOptions{})
+	p := newProducer(t, m, 16)
+	runOn(t, p, bpftest.CPUs(t)[0], 1)
+	err := r.ReadInto(nil)
+	if !errors.Is(err, os.ErrInvalid) || !strings.Contains(err.Error(), "nil *Record") {
+		t.Errorf("ReadInto(nil): %v, want an error matching os.ErrInvalid that names the nil *Record", err)
+	}
+	r.SetDeadline(time.Now())
+	rec, err := r.Read()
+	if err != nil {
+		t.Fatalf("Read after the refused ReadInto: %v", err)
+	}
+	if seq := checkSample(t, rec.RawSample, 16); seq != 0 {
+		t.Fatalf("read record %d, want 0", seq)
+	}
+}
+
+// TestClosedMap: NewReader given a closed array says its descriptor is
+// closed, not that the map is of the wrong kind.
+func TestClosedMap(t *testing.T) {
+	m := newEventArray(t)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewReader(m, 4096)
+	if !errors.Is(err, ErrClosed) || errors.Is(err, ebpf.ErrNotSupported) || !strings.Contains(err.Error(), "descriptor") {
+		t.Errorf("NewReader of a closed array: %v; want an error about its closed descriptor", err)
 	}
 }

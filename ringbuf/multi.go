@@ -96,8 +96,8 @@ func newMultiReader(maps []*ebpf.Map, keys []int) (*MultiReader, error) {
 func distinctMaps(maps []*ebpf.Map, keys []int) error {
 	seen := make(map[ebpf.MapID]int, len(maps))
 	for i, m := range maps {
-		if m == nil {
-			return fmt.Errorf("ring %d: nil map", keys[i])
+		if err := checkMap(m); err != nil {
+			return fmt.Errorf("ring %d: %w", keys[i], err)
 		}
 		info, err := m.Info()
 		if err != nil {

@@ -537,3 +537,50 @@ func TestBatchAfterBody(t *testing.T) {
 		t.Fatal("a Batch kept past Close yielded a sample")
 	}
 }
+
+// TestNilRecord: ReadInto and PeekInto refuse a nil *Record with an error
+// that says so, before they read: no record is consumed, and no view is
+// held, so the next PeekInto and Read get the record.
+func TestNilRecord(t *testing.T) {
+	m := newRingMap(t, 4096)
+	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 16, Pattern: true})
+	r := newTestReader(t, m)
+	produce(t, p, 1)
+	for name, read := range map[string]func(*Record) error{"ReadInto": r.ReadInto, "PeekInto": r.PeekInto} {
+		err := read(nil)
+		if !errors.Is(err, os.ErrInvalid) || !strings.Contains(err.Error(), "nil *Record") {
+			t.Errorf("%s(nil): %v, want an error matching os.ErrInvalid that names the nil *Record", name, err)
+		}
+	}
+	if got := kernelConsumer(t, m); got != 0 {
+		t.Fatalf("consumer position %d after the refused reads, want 0", got)
+	}
+	if seq := peekSeq(t, r); seq != 0 {
+		t.Fatalf("peeked %d after the refused reads, want 0", seq)
+	}
+	if err := r.Consume(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := kernelConsumer(t, m), uint64(24); got != want {
+		t.Fatalf("consumer position %d after Consume, want %d", got, want)
+	}
+}
+
+// TestClosedMap: every constructor given a closed map says its descriptor
+// is closed (ErrClosed), not that the map is of the wrong kind.
+func TestClosedMap(t *testing.T) {
+	m := newRingMap(t, 4096)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, open := range map[string]func() error{
+		"NewReader":      func() error { _, err := NewReader(m); return err },
+		"NewRawReader":   func() error { _, err := NewRawReader(m); return err },
+		"NewMultiReader": func() error { _, err := NewMultiReader(m); return err },
+	} {
+		err := open()
+		if !errors.Is(err, ErrClosed) || errors.Is(err, ebpf.ErrNotSupported) || !strings.Contains(err.Error(), "descriptor") {
+			t.Errorf("%s of a closed map: %v; want an error about its closed descriptor", name, err)
+		}
+	}
+}
