@@ -36,6 +36,12 @@ type Family struct {
 	RoundsEnv          string
 	// Runs are the go test commands of a round.
 	Runs []Run
+	// Rig are the packages the family's benchmark files use beside the
+	// library and the shared plumbing, as the module names them
+	// ("internal/perfdrain"): a library's test binary (ringbuf's, perf's)
+	// links the rigs of the families that run there and no other
+	// (TestLibraryTestsLinkTheirRigsOnly).
+	Rig []string
 	// Knobs are the settings the family's benchmarks and plots read.
 	Knobs []benchknob.Knob
 	// Tables are written to <results>-tables.txt, in order.
@@ -108,7 +114,8 @@ func KnobValues(env, name string) Dim {
 	}}
 }
 
-// List is a dimension whose values a rig lists (modes, strategies).
+// List is a dimension whose count depends on the setup: modes that
+// exist only where the libbpf peer is built.
 func List(name string, n func(Setup) int) Dim {
 	return Dim{Name: name, N: func(s Setup) (int, error) { return n(s), nil }}
 }

@@ -199,6 +199,11 @@ func (kind Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", int(kind))
 }
 
+// DefaultSizes are the event sizes the drain benchmarks (the ring
+// buffer's and perf's) take unless told otherwise, as [ParseSizes]
+// reads them.
+const DefaultSizes = "16,64,128,256,512,1024,2048,4096"
+
 // ParseSizes reads a comma-separated list of event sizes, each a multiple
 // of 8 and at least 8 (the drain benchmarks' producers write whole words
 // and their touch reads the first one), or "sweep" for the published
