@@ -70,9 +70,36 @@ type Run struct {
 	// -tags libbpf where libbpf and a C compiler are installed; Benchmem
 	// adds -benchmem.
 	Pin, Libbpf, Benchmem bool
+	// Env are NAME=value settings the command runs with beside the
+	// environment, ${KNOB} in a value standing for the family's knob's
+	// value: how a family runs another's benchmark with settings of its
+	// own (the sweep gives BenchmarkRead its sizes and ring).
+	Env []string
 	// Benchmarks are the top-level benchmarks -bench selects, for the
 	// plan.
 	Benchmarks []Benchmark
+}
+
+// EnvNow is the run's Env with the knobs' values in place.
+func (r Run) EnvNow() []string {
+	env := make([]string, len(r.Env))
+	for i, e := range r.Env {
+		env[i] = Expand(e)
+	}
+	return env
+}
+
+// Expand replaces ${NAME} in s by the value of the knob NAME, the
+// environment's or its default (a name no family declares stays as it
+// is, for the tests to find).
+func Expand(s string) string {
+	return os.Expand(s, func(env string) string {
+		k, err := Lookup(env)
+		if err != nil {
+			return "${" + env + "}"
+		}
+		return k.Raw()
+	})
 }
 
 // A Benchmark is one top-level benchmark: how many results one run
