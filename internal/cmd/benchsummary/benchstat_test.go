@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -205,4 +206,27 @@ func benchstatCommand(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	return []string{"go", "-C", tools, "tool", "benchstat"}
+}
+
+// TestParseCenters reads every column's median, the base's too.
+func TestParseCenters(t *testing.T) {
+	centers, tables, err := parseCenters([]byte(csvSample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"/touch: head", "/touch: all"}; !slices.Equal(tables, want) {
+		t.Errorf("tables %q, want %q", tables, want)
+	}
+	for k, want := range map[cellKey]float64{
+		{table: "/touch: head", unit: "Mrec/s", row: "16", col: "upstream"}:  62.23,
+		{table: "/touch: head", unit: "Mrec/s", row: "4096", col: "records"}: 41.24,
+		{table: "/touch: all", unit: "Mrec/s", row: "16", col: "copy"}:       58.42,
+	} {
+		if got, ok := centers[k]; !ok || got != want {
+			t.Errorf("%v: %v (%v), want %v", k, got, ok, want)
+		}
+	}
+	if len(centers) != 8 {
+		t.Errorf("%d centers, want 8 (geomean left out): %v", len(centers), centers)
+	}
 }
