@@ -42,7 +42,8 @@ type Section struct {
 // benchstat's medians (its center values), for each of Table's tables,
 // the worst ratio of each mode to each base and the size where it is,
 // and the largest fall of each mode's bandwidth from one size to the
-// next, which a hole in the rate curve is.
+// next, which a hole in the rate curve is; then the largest that lasts,
+// a step, which one slow size of a noisy run is not.
 type Sweep struct {
 	// Modes are the values of Key judged.
 	Modes []string
@@ -51,6 +52,9 @@ type Sweep struct {
 	// FallsFrom is the smallest size a fall is counted from: the walk
 	// to the next size from there on.
 	FallsFrom int
+	// StepSizes is how many sizes after a fall must all stay below the
+	// bandwidth before it for the fall to be a step.
+	StepSizes int
 	// Stride is the bytes a record of size bytes takes in the buffer:
 	// bandwidth is rate times stride.
 	Stride func(size int) int

@@ -86,6 +86,7 @@ var _ = register(&Family{
 			// Below 48 B a record is a few words and its rate swings from
 			// one size to the next with the loop's alignment, not a walk.
 			FallsFrom: 48,
+			StepSizes: 3,
 			Stride:    recordStride,
 		},
 	}},

@@ -123,8 +123,10 @@ func (t *sweepTable) against(mode string, base benchfamily.SweepBase) (worst, bo
 	return w, w.sizes > 0
 }
 
-// fall is the largest drop of a mode's bandwidth (median rate times the
-// record's stride) from one size to the next, from sw.FallsFrom on.
+// fall is a drop of a mode's bandwidth (median rate times the record's
+// stride) from one size to the next: from a size, to the next, the
+// bandwidths there (for a step, the highest of the sizes after it) and
+// the change.
 type fall struct {
 	from, to         int
 	fromGBps, toGBps float64
@@ -132,25 +134,37 @@ type fall struct {
 	found            bool
 }
 
-func (t *sweepTable) largestFall(mode string, sw *benchfamily.Sweep) fall {
-	var f fall
-	prev, prevBW := 0, 0.0
+// largestFalls are mode's largest fall from one size to the next, from
+// sw.FallsFrom on, and its largest step: a fall after which the next
+// sw.StepSizes sizes all stay below the bandwidth before it, measured to
+// the highest of them. One slow size, as a noisy run has, falls and
+// comes back; a bound of a reader's walk steps down and stays.
+func (t *sweepTable) largestFalls(mode string, sw *benchfamily.Sweep) (largest, step fall) {
+	var sizes []int
+	var bws []float64
 	for _, size := range t.sizes {
-		v, ok := t.median[mode][size]
-		if !ok {
-			prev = 0
+		if v, ok := t.median[mode][size]; ok {
+			sizes = append(sizes, size)
+			// Mrec/s times bytes a record is MB/s; GB/s reads better.
+			bws = append(bws, v*float64(sw.Stride(size))/1000)
+		}
+	}
+	for i := 0; i+1 < len(sizes); i++ {
+		if sizes[i] < sw.FallsFrom || bws[i] <= 0 {
 			continue
 		}
-		// Mrec/s times bytes a record is MB/s; GB/s reads better.
-		bw := v * float64(sw.Stride(size)) / 1000
-		if prev >= sw.FallsFrom && prevBW > 0 {
-			if c := bw/prevBW - 1; c < f.change {
-				f = fall{from: prev, to: size, fromGBps: prevBW, toGBps: bw, change: c, found: true}
-			}
+		if c := bws[i+1]/bws[i] - 1; c < largest.change {
+			largest = fall{from: sizes[i], to: sizes[i+1], fromGBps: bws[i], toGBps: bws[i+1], change: c, found: true}
 		}
-		prev, prevBW = size, bw
+		if i+sw.StepSizes >= len(sizes) {
+			continue
+		}
+		after := slices.Max(bws[i+1 : i+1+sw.StepSizes])
+		if c := after/bws[i] - 1; c < step.change {
+			step = fall{from: sizes[i], to: sizes[i+1], fromGBps: bws[i], toGBps: after, change: c, found: true}
+		}
 	}
-	return f
+	return largest, step
 }
 
 // lines are the table's part of the summary.
@@ -181,15 +195,29 @@ func (t *sweepTable) lines(sw *benchfamily.Sweep) []string {
 		}
 		lines = append(lines, strings.TrimRight(line, " "))
 	}
+	largest := make([]fall, len(modes))
+	steps := make([]fall, len(modes))
+	for i, m := range modes {
+		largest[i], steps[i] = t.largestFalls(m, sw)
+	}
 	lines = append(lines, fmt.Sprintf("Largest fall of bandwidth (median Mrec/s x stride) to the next size, from %d B:", sw.FallsFrom))
-	for _, m := range modes {
-		f := t.largestFall(m, sw)
+	lines = append(lines, fallLines(modes, largest, modeWidth-2)...)
+	lines = append(lines, fmt.Sprintf("Largest step, a fall the next %d sizes stay below (to the highest of them):", sw.StepSizes))
+	lines = append(lines, fallLines(modes, steps, modeWidth-2)...)
+	return wrap(lines, width)
+}
+
+// fallLines are a line a mode of its fall.
+func fallLines(modes []string, falls []fall, modeWidth int) []string {
+	var lines []string
+	for i, m := range modes {
+		f := falls[i]
 		if !f.found {
-			lines = append(lines, fmt.Sprintf("  %s none", pad(m, modeWidth-2)))
+			lines = append(lines, fmt.Sprintf("  %s none", pad(m, modeWidth)))
 			continue
 		}
 		lines = append(lines, fmt.Sprintf("  %s %+.0f%% from %d to %d B (%.1f -> %.1f GB/s)",
-			pad(m, modeWidth-2), 100*f.change, f.from, f.to, f.fromGBps, f.toGBps))
+			pad(m, modeWidth), 100*f.change, f.from, f.to, f.fromGBps, f.toGBps))
 	}
-	return wrap(lines, width)
+	return lines
 }
