@@ -24,13 +24,14 @@ const sweepXTicks = "16,32,48,64,96,128,160,192,256,384,512,768,1024,2048,4096"
 // reader's walk (how much of a record it loads at once, and up to which
 // size) makes a hole at one size that the 8 sizes of make bench step
 // over, as the one at 160 B on AMD Zen 4 (docs/bench-sweep.md). Each size
-// runs SWEEP_BENCHTIME, 5ms, in 3 rounds: about 7 minutes on the 2-vCPU
+// runs SWEEP_BENCHTIME, 5ms, in 3 rounds: about 4 minutes on the 2-vCPU
 // Intel Xeon guest; the medians of 3 runs are enough to see a hole, not
 // for a verdict at each size, so the summary reads medians.
 var _ = register(&Family{
 	Name:      "sweep",
 	What:      "the ring buffer drain's copy and zero-copy modes at every size to 512 B (by 8) and to 4 KiB (by 64): where a reader falls into a hole",
 	Page:      "bench-sweep.md",
+	Reference: "ringbuf/intel-xeon/sweep/sweep.txt",
 	Rounds:    3,
 	RoundsEnv: "SWEEP_COUNT",
 	Knobs: []benchknob.Knob{
@@ -105,8 +106,10 @@ func sweepPlot(touch, title string) []string {
 func recordStride(size int) int { return (size + 8 + 7) &^ 7 }
 
 // sweepCost is what one result of the sweep costs at benchtime, the
-// untimed fills and go test's ramp included: a full sweep (1190 results)
-// took 113 ms a result at 5ms and 189 ms at 10ms on the 2-vCPU Intel Xeon
-// guest, pinned, with the other vCPU busy. Make bench's drain cost
-// (benchprogress.DrainCost) is fitted at 50ms and more.
-func sweepCost(s Setup) time.Duration { return 37*time.Millisecond + 15*s.Benchtime }
+// untimed fills and go test's ramp included. The reference run
+// (testdata/ringbuf/intel-xeon/sweep) took 3m43s for 3570 results at 5ms
+// on the 2-vCPU Intel Xeon guest, 62 ms a result; a sweep at 10ms on its
+// other vCPU took 1.67 times as long as at 5ms, which gives the slope.
+// Make bench's drain cost (benchprogress.DrainCost) is fitted at 50ms and
+// more, where go test's ramp costs a larger constant.
+func sweepCost(s Setup) time.Duration { return 20*time.Millisecond + s.Benchtime*85/10 }
