@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ebpf-zc/ebpf/internal/benchfamily"
-	"github.com/ebpf-zc/ebpf/internal/drainbench"
+	"github.com/ebpf-zc/ebpf/internal/benchknob"
 	"github.com/ebpf-zc/ebpf/internal/perfdrain"
 )
 
@@ -26,7 +26,7 @@ var (
 // an op is one record. The fill is not timed; the count and the sum of what each mode
 // touched are checked.
 func BenchmarkRead(b *testing.B) {
-	sizes, err := drainbench.ParseSizes(*benchSizes)
+	sizes, err := benchknob.ParseSizes(*benchSizes)
 	if err != nil {
 		b.Fatal(err)
 	}

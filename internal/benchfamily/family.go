@@ -36,6 +36,12 @@ type Family struct {
 	RoundsEnv          string
 	// Runs are the go test commands of a round.
 	Runs []Run
+	// Rig are the packages the family's benchmark files use beside the
+	// library and the shared plumbing, as the module names them
+	// ("internal/perfdrain"): a library's test binary (ringbuf's, perf's)
+	// links the rigs of the families that run there and no other
+	// (TestLibraryTestsLinkTheirRigsOnly).
+	Rig []string
 	// Knobs are the settings the family's benchmarks and plots read.
 	Knobs []benchknob.Knob
 	// Tables are written to <results>-tables.txt, in order.
@@ -64,9 +70,36 @@ type Run struct {
 	// -tags libbpf where libbpf and a C compiler are installed; Benchmem
 	// adds -benchmem.
 	Pin, Libbpf, Benchmem bool
+	// Env are NAME=value settings the command runs with beside the
+	// environment, ${KNOB} in a value standing for the family's knob's
+	// value: how a family runs another's benchmark with settings of its
+	// own (the sweep gives BenchmarkRead its sizes and ring).
+	Env []string
 	// Benchmarks are the top-level benchmarks -bench selects, for the
 	// plan.
 	Benchmarks []Benchmark
+}
+
+// EnvNow is the run's Env with the knobs' values in place.
+func (r Run) EnvNow() []string {
+	env := make([]string, len(r.Env))
+	for i, e := range r.Env {
+		env[i] = Expand(e)
+	}
+	return env
+}
+
+// Expand replaces ${NAME} in s by the value of the knob NAME, the
+// environment's or its default (a name no family declares stays as it
+// is, for the tests to find).
+func Expand(s string) string {
+	return os.Expand(s, func(env string) string {
+		k, err := Lookup(env)
+		if err != nil {
+			return "${" + env + "}"
+		}
+		return k.Raw()
+	})
 }
 
 // A Benchmark is one top-level benchmark: how many results one run
@@ -108,7 +141,8 @@ func KnobValues(env, name string) Dim {
 	}}
 }
 
-// List is a dimension whose values a rig lists (modes, strategies).
+// List is a dimension whose count depends on the setup: modes that
+// exist only where the libbpf peer is built.
 func List(name string, n func(Setup) int) Dim {
 	return Dim{Name: name, N: func(s Setup) (int, error) { return n(s), nil }}
 }

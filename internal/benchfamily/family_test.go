@@ -66,10 +66,15 @@ func TestDescriptions(t *testing.T) {
 				seen[env] = f.Name
 			}
 			for _, r := range f.Runs {
-				re, err := regexp.Compile(r.Bench)
-				if err != nil {
-					t.Fatal(err)
+				// go test matches the first element of -bench against the
+				// top-level benchmarks, the others against sub-benchmarks.
+				levels := benchLevels(r.Bench)
+				for _, l := range levels {
+					if _, err := regexp.Compile(l); err != nil {
+						t.Fatalf("-bench %q: %v", r.Bench, err)
+					}
 				}
+				re := regexp.MustCompile(levels[0])
 				if len(r.Benchmarks) == 0 {
 					t.Errorf("run %q plans no benchmark", r.Bench)
 				}
@@ -103,8 +108,45 @@ func TestDescriptions(t *testing.T) {
 					})
 				}
 			}
+			for _, r := range f.Runs {
+				for _, e := range r.Env {
+					name, value, ok := strings.Cut(e, "=")
+					if !ok || name == "" {
+						t.Errorf("run %q: env %q is not NAME=value", r.Bench, e)
+					}
+					os.Expand(value, func(env string) string {
+						if !slices.Contains(knobNames(f), env) {
+							t.Errorf("run %q: env %q names ${%s}, which the family does not declare", r.Bench, e, env)
+						}
+						return ""
+					})
+				}
+			}
 		})
 	}
+}
+
+// benchLevels splits a -bench regexp as go test does: at each slash
+// outside brackets and parentheses, a regexp a level of sub-benchmarks.
+func benchLevels(bench string) []string {
+	var levels []string
+	depth, start := 0, 0
+	for i := 0; i < len(bench); i++ {
+		switch bench[i] {
+		case '\\':
+			i++
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		case '/':
+			if depth == 0 {
+				levels = append(levels, bench[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(levels, bench[start:])
 }
 
 func knobNames(f *Family) []string {
@@ -151,6 +193,9 @@ func TestKnobsRead(t *testing.T) {
 		}
 		for _, r := range f.Runs {
 			read[r.BenchtimeEnv] = true
+			for _, e := range r.Env {
+				os.Expand(e, func(env string) string { read[env] = true; return "" })
+			}
 		}
 		for _, k := range f.Knobs {
 			if !read[k.Env] {
@@ -191,5 +236,18 @@ func needCheckout(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat("../../go.mod"); err != nil {
 		t.Skipf("the checkout is not here (%v): test binary run outside it", err)
+	}
+}
+
+func TestBenchLevels(t *testing.T) {
+	for bench, want := range map[string][]string{
+		"BenchmarkRead$|BenchmarkEndToEnd$": {"BenchmarkRead$|BenchmarkEndToEnd$"},
+		"BenchmarkRead$//mode=(copy|peek)$": {"BenchmarkRead$", "", "mode=(copy|peek)$"},
+		"BenchmarkX/size=[0-9/]+/a\\/b":     {"BenchmarkX", "size=[0-9/]+", "a\\/b"},
+		"BenchmarkXDP":                      {"BenchmarkXDP"},
+	} {
+		if got := benchLevels(bench); !slices.Equal(got, want) {
+			t.Errorf("benchLevels(%q) = %q, want %q", bench, got, want)
+		}
 	}
 }

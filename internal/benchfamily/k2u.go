@@ -6,7 +6,14 @@ import (
 	"time"
 
 	"github.com/ebpf-zc/ebpf/internal/benchknob"
-	"github.com/ebpf-zc/ebpf/internal/transportbench"
+)
+
+// How many producer cases (transportbench.ProducerCases) and end-to-end
+// readers (transportbench.EndToEndCases) the k2u rig runs: counts, so
+// that the description links no rig; TestRigNames checks them.
+const (
+	k2uProducerCases = 10
+	k2uReaderCases   = 9
 )
 
 // The k2u tables' and plots' columns.
@@ -45,19 +52,20 @@ var _ = register(&Family{
 		{Env: "K2U_RING", Kind: benchknob.Int, Default: "33554432", Doc: "end to end: ring buffer bytes; perf gets as much in all, split over the CPUs"},
 		{Env: "K2U_QUEUE", Kind: benchknob.Int, Default: "65536", Doc: "end to end: queue entries"},
 	},
+	Rig: []string{"internal/transportbench", "internal/readloop"},
 	Runs: []Run{{
 		Pkg: "./bench/", Bench: "BenchmarkProducer$|BenchmarkK2U$",
 		Benchmarks: []Benchmark{{
 			Name: "BenchmarkProducer",
 			Dims: []Dim{
-				List("cases", func(Setup) int { return len(transportbench.ProducerCases()) }),
+				Fixed(k2uProducerCases, "cases"),
 				KnobValues("K2U_SIZES", "sizes"),
 			},
 			Cost: func(Setup) time.Duration { return 1900 * time.Millisecond },
 		}, {
 			Name: "BenchmarkK2U",
 			Dims: []Dim{
-				List("readers", func(Setup) int { return len(transportbench.EndToEndCases()) }),
+				Fixed(k2uReaderCases, "readers"),
 				KnobValues("K2U_E2E_SIZES", "sizes"),
 				KnobValues("K2U_RATES", "rates"),
 			},

@@ -4,13 +4,47 @@ package benchfamily
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ebpf-zc/ebpf/internal/drainbench/ours"
 	"github.com/ebpf-zc/ebpf/internal/perfdrain"
+	"github.com/ebpf-zc/ebpf/internal/transportbench"
+	"github.com/ebpf-zc/ebpf/internal/xdpbench"
 )
+
+// TestRigNames checks the names and counts the descriptions hold of
+// their rigs, written out so that the descriptions import no rig,
+// against the rigs themselves.
+func TestRigNames(t *testing.T) {
+	var oursNames, perfNames []string
+	for _, m := range ours.Modes {
+		oursNames = append(oursNames, m.Name)
+	}
+	for _, m := range perfdrain.Modes {
+		perfNames = append(perfNames, m.Name)
+	}
+	if !slices.Equal(drainOurs, oursNames) {
+		t.Errorf("drainOurs %q, the rig's %q", drainOurs, oursNames)
+	}
+	if !slices.Equal(perfModeNames, perfNames) {
+		t.Errorf("perfModeNames %q, the rig's %q", perfModeNames, perfNames)
+	}
+	for _, tc := range []struct {
+		name      string
+		have, rig int
+	}{
+		{"k2uProducerCases", k2uProducerCases, len(transportbench.ProducerCases())},
+		{"k2uReaderCases", k2uReaderCases, len(transportbench.EndToEndCases())},
+		{"xdpStrategies", xdpStrategies, len(xdpbench.Strategies())},
+	} {
+		if tc.have != tc.rig {
+			t.Errorf("%s = %d, the rig has %d", tc.name, tc.have, tc.rig)
+		}
+	}
+}
 
 // TestPlanRead checks BenchmarkRead's plan against its loops: sizes from
 // RINGBUF_BENCH_SIZES, our modes and the five references, two touches,

@@ -36,6 +36,7 @@ var _ = register(&Family{
 		{Env: "RINGS_BENCHTIME", Kind: benchknob.Duration, Default: "1s", Doc: "the -benchtime of BenchmarkRings (BENCHTIME where this is unset)"},
 		{Env: "RINGS_PLOT_SIZE", Kind: benchknob.Int, Default: "128", Doc: "the event size the plots show, with NO_WAKEUP"},
 	},
+	Rig: []string{"internal/ringsbench", "internal/ringmodel", "internal/readloop"},
 	Runs: []Run{{
 		Pkg: "./bench/", Bench: "BenchmarkRings$", BenchtimeEnv: "RINGS_BENCHTIME",
 		Benchmarks: []Benchmark{{

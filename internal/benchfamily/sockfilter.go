@@ -27,6 +27,7 @@ var _ = register(&Family{
 		{Env: "SOCKF_RECVS", Kind: benchknob.Ints, Default: "1,64",
 			Doc: "datagrams per server receive call at most, one row each: 1 is a plain recv loop, 64 recvmmsg"},
 	},
+	Rig: []string{"internal/sockfilterbench", "internal/mmsg"},
 	Runs: []Run{{
 		Pkg: "./bench/", Bench: "BenchmarkSocketFilter", Benchtime: "1x",
 		Benchmarks: []Benchmark{{

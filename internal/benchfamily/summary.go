@@ -31,6 +31,40 @@ type Section struct {
 	UnitRows bool
 	// Verdict is what is said under each table.
 	Verdict Verdict
+	// Sweep, where set, makes the section a sweep's: no table of
+	// verdicts, but the extremes across Row's values (Table, Row and Key
+	// as for a table; Columns unused).
+	Sweep *Sweep
+}
+
+// A Sweep section sums up a benchmark run at many sizes with few runs a
+// size, where benchstat's verdict on each row would be ~ throughout: from
+// benchstat's medians (its center values), for each of Table's tables,
+// the worst ratio of each mode to each base and the size where it is,
+// and the largest fall of each mode's bandwidth from one size to the
+// next, which a hole in the rate curve is; then the largest that lasts,
+// a step, which one slow size of a noisy run is not.
+type Sweep struct {
+	// Modes are the values of Key judged.
+	Modes []string
+	// Bases are what the modes are divided by, each at every size.
+	Bases []SweepBase
+	// FallsFrom is the smallest size a fall is counted from: the walk
+	// to the next size from there on.
+	FallsFrom int
+	// StepSizes is how many sizes after a fall must all stay below the
+	// bandwidth before it for the fall to be a step.
+	StepSizes int
+	// Stride is the bytes a record of size bytes takes in the buffer:
+	// bandwidth is rate times stride.
+	Stride func(size int) int
+}
+
+// A SweepBase is a base of a sweep's ratios: at each size, the best
+// median of Modes (the better of two readers a mode replaces).
+type SweepBase struct {
+	Label string
+	Modes []string
 }
 
 // A Verdict is how a section's tables are summed up.

@@ -29,7 +29,7 @@ const (
 	// Text is any string, taken as it is.
 	Text
 	// Sizes is a comma-separated list of event sizes, each a multiple of
-	// 8 and at least 8, or "sweep" (see [ParseSizes]).
+	// 8 and at least 8, or "sweep" or "sweep8" (see [ParseSizes]).
 	Sizes
 )
 
@@ -143,7 +143,7 @@ func (k Knob) Sizes() ([]int, error) {
 	v := k.Raw()
 	sizes, err := ParseSizes(v)
 	if err != nil {
-		return nil, k.errorf(v, "multiples of 8 (at least 8), comma-separated, or sweep")
+		return nil, k.errorf(v, "multiples of 8 (at least 8), comma-separated, or sweep or sweep8")
 	}
 	return sizes, nil
 }
@@ -199,17 +199,24 @@ func (kind Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", int(kind))
 }
 
+// DefaultSizes are the event sizes the drain benchmarks (the ring
+// buffer's and perf's) take unless told otherwise, as [ParseSizes]
+// reads them.
+const DefaultSizes = "16,64,128,256,512,1024,2048,4096"
+
 // ParseSizes reads a comma-separated list of event sizes, each a multiple
 // of 8 and at least 8 (the drain benchmarks' producers write whole words
-// and their touch reads the first one), or "sweep" for the published
-// sweep, 80..2048 by 16.
+// and their touch reads the first one), or one of two sweeps: "sweep",
+// the published one, 80..2048 by 16; "sweep8", make bench-sweep's, every
+// size a record can have from 16 to 512 (by 8) and every 64th from 576
+// to 4096, where a cliff in a reader's walk moves by a step of 8 and
+// larger records only change slowly.
 func ParseSizes(spec string) ([]int, error) {
-	if spec == "sweep" {
-		var sizes []int
-		for size := 80; size <= 2048; size += 16 {
-			sizes = append(sizes, size)
-		}
-		return sizes, nil
+	switch spec {
+	case "sweep":
+		return sizeRange(nil, 80, 2048, 16), nil
+	case "sweep8":
+		return sizeRange(sizeRange(nil, 16, 512, 8), 576, 4096, 64), nil
 	}
 	var sizes []int
 	for field := range strings.SplitSeq(spec, ",") {
@@ -220,6 +227,14 @@ func ParseSizes(spec string) ([]int, error) {
 		sizes = append(sizes, size)
 	}
 	return sizes, nil
+}
+
+// sizeRange appends from, from+step, ... up to to to sizes.
+func sizeRange(sizes []int, from, to, step int) []int {
+	for size := from; size <= to; size += step {
+		sizes = append(sizes, size)
+	}
+	return sizes
 }
 
 // Exit reports err on stderr and exits 2: for a setting read where there

@@ -80,3 +80,31 @@ func TestBadDefault(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestSweeps checks both sweeps' sizes: "sweep" as published, 80..2048 by
+// 16; "sweep8", every multiple of 8 from 16 to 512, then every 64th to
+// 4096.
+func TestSweeps(t *testing.T) {
+	for _, tc := range []struct {
+		spec          string
+		n, first, end int
+		steps         map[int]int // size: the step that leads to it
+	}{
+		{spec: "sweep", n: 124, first: 80, end: 2048, steps: map[int]int{96: 16, 2048: 16}},
+		{spec: "sweep8", n: 119, first: 16, end: 4096, steps: map[int]int{24: 8, 160: 8, 512: 8, 576: 64, 4096: 64}},
+	} {
+		sizes, err := ParseSizes(tc.spec)
+		if err != nil || len(sizes) != tc.n || sizes[0] != tc.first || sizes[len(sizes)-1] != tc.end {
+			t.Errorf("%s: %d sizes %v..., %v; want %d from %d to %d", tc.spec, len(sizes), sizes[:min(len(sizes), 3)], err, tc.n, tc.first, tc.end)
+			continue
+		}
+		for i := 1; i < len(sizes); i++ {
+			if step, ok := tc.steps[sizes[i]]; ok && sizes[i]-sizes[i-1] != step {
+				t.Errorf("%s: %d follows %d, want a step of %d", tc.spec, sizes[i], sizes[i-1], step)
+			}
+			if sizes[i]%8 != 0 || sizes[i] <= sizes[i-1] {
+				t.Errorf("%s: %d after %d", tc.spec, sizes[i], sizes[i-1])
+			}
+		}
+	}
+}

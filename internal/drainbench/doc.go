@@ -16,5 +16,7 @@
 // release since v0.10.0 has (Reader.ReadInto, Reader.SetDeadline), so it
 // compiles against newer checkouts too, wherever internal/progs does. The
 // readers of github.com/ebpf-zc/ebpf live in the subpackage ours, which is
-// built only where our module compiles against that checkout.
+// built only where our module compiles against that checkout; the timed
+// loop, the touch and the sum check, which the perf drain shares, in the
+// subpackage drainloop.
 package drainbench

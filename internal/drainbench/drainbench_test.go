@@ -11,29 +11,10 @@ import (
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/drainbench"
+	"github.com/ebpf-zc/ebpf/internal/drainbench/drainloop"
 	"github.com/ebpf-zc/ebpf/internal/drainbench/ours"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
-
-func TestTouch(t *testing.T) {
-	// Words 1, 2, 3 and a trailing byte that no whole word covers.
-	rec := []byte{1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 9}
-	for _, tc := range []struct {
-		all  bool
-		want uint64
-		name string
-	}{
-		{all: false, want: 1, name: "head"},
-		{all: true, want: 6, name: "all"},
-	} {
-		if got := drainbench.Touch(rec, tc.all); got != tc.want {
-			t.Errorf("Touch(all=%v) = %d, want %d", tc.all, got, tc.want)
-		}
-		if got := drainbench.TouchName(tc.all); got != tc.name {
-			t.Errorf("TouchName(%v) = %q, want %q", tc.all, got, tc.name)
-		}
-	}
-}
 
 func TestParseSizes(t *testing.T) {
 	for _, tc := range []struct {
@@ -89,7 +70,7 @@ func TestDrainChecksEveryMode(t *testing.T) {
 	modes = append(modes, drainbench.Mode{Name: "cheat", Open: cheat})
 	for _, mode := range modes {
 		for _, all := range []bool{false, true} {
-			t.Run(mode.Name+"/"+drainbench.TouchName(all), func(t *testing.T) {
+			t.Run(mode.Name+"/"+drainloop.TouchName(all), func(t *testing.T) {
 				res := testing.Benchmark(func(b *testing.B) {
 					fix := drainbench.NewFixture(b, 64<<10, 64)
 					d, err := mode.Open(fix.Ring)

@@ -11,16 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
+	"github.com/ebpf-zc/ebpf/internal/drainbench/drainloop"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
-
-// A Drainer consumes exactly n records, touching each one with Touch, and
-// returns the sum of what it touched. It fails rather than return early:
-// fewer records than n in the ring is an error.
-type Drainer interface {
-	Drain(n int, all bool) (uint64, error)
-	Close() error
-}
 
 // Mode is one way of draining a ring, named as it appears in the
 // benchmark's name (mode=Name).
@@ -44,7 +37,7 @@ func Run(b *testing.B, ringBytes int, sizes []int, modes []Mode) {
 			fix := NewFixture(b, ringBytes, size)
 			for _, mode := range modes {
 				for _, all := range []bool{false, true} {
-					b.Run(fmt.Sprintf("mode=%s/touch=%s", mode.Name, TouchName(all)), func(b *testing.B) {
+					b.Run(fmt.Sprintf("mode=%s/touch=%s", mode.Name, drainloop.TouchName(all)), func(b *testing.B) {
 						d, err := mode.Open(fix.Ring)
 						if errors.Is(err, ErrModeUnavailable) {
 							b.Skip(err)
@@ -99,7 +92,7 @@ func NewFixture(b *testing.B, ringBytes, size int) *Fixture {
 	}
 }
 
-// refill hands Loop the records a mode before left in the ring, or else
+// refill hands drainloop.Run the records a mode before left in the ring, or else
 // fills the empty ring with up to want records.
 func (f *Fixture) refill(b *testing.B, want int) (placed int, firstSeq uint64) {
 	if f.inRing > 0 {
@@ -115,8 +108,8 @@ func (f *Fixture) refill(b *testing.B, want int) (placed int, firstSeq uint64) {
 
 // Drain has d drain b.N records, refilling the ring whenever it is empty,
 // fails b if the records touched do not add up to what the producer wrote,
-// and reports Mrec/s beside ns/op (Loop). Records left in the ring are
-// drained by the next mode.
+// and reports Mrec/s beside ns/op (drainloop.Run). Records left in the
+// ring are drained by the next mode.
 func (f *Fixture) Drain(b *testing.B, d Drainer, all bool) {
-	f.inRing, f.nextSeq = Loop(b, d, all, f.size, f.refill)
+	f.inRing, f.nextSeq = drainloop.Run(b, d, all, f.size, f.refill)
 }

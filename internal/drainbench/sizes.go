@@ -7,8 +7,8 @@ import (
 )
 
 // DefaultSizes are the event sizes BenchmarkRead drains unless told
-// otherwise, as ParseSizes accepts them.
-const DefaultSizes = "16,64,128,256,512,1024,2048,4096"
+// otherwise, as ParseSizes accepts them: [benchknob.DefaultSizes].
+const DefaultSizes = benchknob.DefaultSizes
 
 // ParseSizes reads a comma-separated list of event sizes, each a multiple
 // of 8 and at least 8 (the producer writes whole words and the touch reads

@@ -2,19 +2,18 @@
 
 package drainbench
 
-import "github.com/ebpf-zc/ebpf/internal/rawring"
+import (
+	"github.com/ebpf-zc/ebpf/internal/drainbench/drainloop"
+	"github.com/ebpf-zc/ebpf/internal/rawring"
+)
 
-// Touch is the consumer's work on each record, rawring.Touch: the first 8
-// bytes (a consumer that reads a few fields) or, with all, every whole
-// 8-byte word (one that parses everything). Every mode, the floor
-// included, touches records through it, so the sums prove that no mode
-// skipped work and the modes do the same work.
+// Drainer is what a mode's Open returns, drainloop's: the perf drain
+// shares it, and the loop that times it.
+type Drainer = drainloop.Drainer
+
+// Touch is drainloop.Touch, for the modes written against this package
+// (ours, and internal/upstreambench's generated ones). It calls
+// rawring.Touch itself, not drainloop.Touch: a wrapper of a wrapper
+// costs more than the inliner's budget, and a call per record would
+// slow every mode that uses it.
 func Touch(b []byte, all bool) uint64 { return rawring.Touch(b, all) }
-
-// TouchName names the touch variant as the benchmarks do: "head" or "all".
-func TouchName(all bool) string {
-	if all {
-		return "all"
-	}
-	return "head"
-}

@@ -5,7 +5,7 @@
 // for each record size, each mode opens its reader on a perf event array,
 // a test-run producer from internal/progs fills the buffer of the CPU the
 // benchmark runs on (untimed), and the mode drains it; the records are
-// counted and the bytes each mode touched (drainbench.Touch) summed and
+// counted and the bytes each mode touched (drainloop.Touch) summed and
 // checked.
 //
 // Every reader is opened with the same Watermark, half a buffer, so the
@@ -23,7 +23,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
-	"github.com/ebpf-zc/ebpf/internal/drainbench"
+	"github.com/ebpf-zc/ebpf/internal/drainbench/drainloop"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 
@@ -32,7 +32,7 @@ import (
 // watermark.
 type Mode struct {
 	Name string
-	Open func(array *ebpf.Map, perCPUBuffer, watermark int) (drainbench.Drainer, error)
+	Open func(array *ebpf.Map, perCPUBuffer, watermark int) (drainloop.Drainer, error)
 }
 
 // Run drains perf buffers that a test-run program filled, for each size,
@@ -50,14 +50,14 @@ func Run(b *testing.B, perCPUBuffer int, sizes []int, modes []Mode) {
 			b.Cleanup(func() { producer.Close() })
 			for _, mode := range modes {
 				for _, all := range []bool{false, true} {
-					b.Run(fmt.Sprintf("mode=%s/touch=%s", mode.Name, drainbench.TouchName(all)), func(b *testing.B) {
+					b.Run(fmt.Sprintf("mode=%s/touch=%s", mode.Name, drainloop.TouchName(all)), func(b *testing.B) {
 						d, err := mode.Open(array, perCPUBuffer, perCPUBuffer/2)
 						if err != nil {
 							b.Fatalf("mode %s: %v", mode.Name, err)
 						}
 						defer d.Close()
 						fix := &fixture{producer: producer, perFill: fits(perCPUBuffer, size)}
-						drainbench.Loop(b, d, all, size, fix.fill)
+						drainloop.Run(b, d, all, size, fix.fill)
 					})
 				}
 			}
@@ -78,7 +78,7 @@ type fixture struct {
 	perFill  int
 }
 
-// fill adds up to want records to the empty buffer (drainbench.Loop stops
+// fill adds up to want records to the empty buffer (drainloop.Run stops
 // the timer around it).
 func (f *fixture) fill(b *testing.B, want int) (placed int, firstSeq uint64) {
 	// Of an overflow (progs.Producer.Fill), a drainer skips the

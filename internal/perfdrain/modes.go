@@ -8,7 +8,7 @@ import (
 	"github.com/cilium/ebpf"
 	upstream "github.com/cilium/ebpf/perf"
 
-	"github.com/ebpf-zc/ebpf/internal/drainbench"
+	"github.com/ebpf-zc/ebpf/internal/drainbench/drainloop"
 	"github.com/ebpf-zc/ebpf/perf"
 )
 
@@ -33,7 +33,7 @@ type upstreamDrainer struct {
 }
 
 // OpenUpstream opens cilium/ebpf's perf.Reader for a ReadInto drain.
-func OpenUpstream(array *ebpf.Map, perCPUBuffer, watermark int) (drainbench.Drainer, error) {
+func OpenUpstream(array *ebpf.Map, perCPUBuffer, watermark int) (drainloop.Drainer, error) {
 	rd, err := upstream.NewReaderWithOptions(array, perCPUBuffer, upstream.ReaderOptions{Watermark: watermark})
 	if err != nil {
 		return nil, err
@@ -46,7 +46,7 @@ func OpenUpstream(array *ebpf.Map, perCPUBuffer, watermark int) (drainbench.Drai
 	return &upstreamDrainer{rd: rd}, nil
 }
 
-// Drain implements drainbench.Drainer.
+// Drain implements drainloop.Drainer.
 func (d *upstreamDrainer) Drain(n int, all bool) (sum uint64, err error) {
 	deadlines := 0
 	for got := 0; got < n; {
@@ -65,13 +65,13 @@ func (d *upstreamDrainer) Drain(n int, all bool) (sum uint64, err error) {
 		if d.rec.LostSamples > 0 {
 			continue
 		}
-		sum += drainbench.Touch(d.rec.RawSample, all)
+		sum += drainloop.Touch(d.rec.RawSample, all)
 		got++
 	}
 	return sum, nil
 }
 
-// Close implements drainbench.Drainer.
+// Close implements drainloop.Drainer.
 func (d *upstreamDrainer) Close() error { return d.rd.Close() }
 
 // open opens our Reader as every mode of ours does.
@@ -91,7 +91,7 @@ type copyDrainer struct {
 }
 
 // OpenCopy opens our Reader for a ReadInto drain.
-func OpenCopy(array *ebpf.Map, perCPUBuffer, watermark int) (drainbench.Drainer, error) {
+func OpenCopy(array *ebpf.Map, perCPUBuffer, watermark int) (drainloop.Drainer, error) {
 	rd, err := open(array, perCPUBuffer, watermark)
 	if err != nil {
 		return nil, err
@@ -99,7 +99,7 @@ func OpenCopy(array *ebpf.Map, perCPUBuffer, watermark int) (drainbench.Drainer,
 	return &copyDrainer{rd: rd}, nil
 }
 
-// Drain implements drainbench.Drainer.
+// Drain implements drainloop.Drainer.
 func (d *copyDrainer) Drain(n int, all bool) (sum uint64, err error) {
 	for got := 0; got < n; {
 		if err := d.rd.ReadInto(&d.rec); err != nil {
@@ -111,13 +111,13 @@ func (d *copyDrainer) Drain(n int, all bool) (sum uint64, err error) {
 		if d.rec.LostSamples > 0 {
 			continue
 		}
-		sum += drainbench.Touch(d.rec.RawSample, all)
+		sum += drainloop.Touch(d.rec.RawSample, all)
 		got++
 	}
 	return sum, nil
 }
 
-// Close implements drainbench.Drainer.
+// Close implements drainloop.Drainer.
 func (d *copyDrainer) Close() error { return d.rd.Close() }
 
 // recordsDrainer drains with our Records iterator, one loop a drain.
@@ -126,7 +126,7 @@ type recordsDrainer struct {
 }
 
 // OpenRecords opens our Reader for a Records drain.
-func OpenRecords(array *ebpf.Map, perCPUBuffer, watermark int) (drainbench.Drainer, error) {
+func OpenRecords(array *ebpf.Map, perCPUBuffer, watermark int) (drainloop.Drainer, error) {
 	rd, err := open(array, perCPUBuffer, watermark)
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func OpenRecords(array *ebpf.Map, perCPUBuffer, watermark int) (drainbench.Drain
 	return recordsDrainer{rd: rd}, nil
 }
 
-// Drain implements drainbench.Drainer.
+// Drain implements drainloop.Drainer.
 func (d recordsDrainer) Drain(n int, all bool) (sum uint64, err error) {
 	got := 0
 	for rec, err := range d.rd.Records() {
@@ -147,7 +147,7 @@ func (d recordsDrainer) Drain(n int, all bool) (sum uint64, err error) {
 		if rec.LostSamples > 0 {
 			continue
 		}
-		sum += drainbench.Touch(rec.RawSample, all)
+		sum += drainloop.Touch(rec.RawSample, all)
 		if got++; got == n {
 			break
 		}
@@ -155,7 +155,7 @@ func (d recordsDrainer) Drain(n int, all bool) (sum uint64, err error) {
 	return sum, nil
 }
 
-// Close implements drainbench.Drainer.
+// Close implements drainloop.Drainer.
 func (d recordsDrainer) Close() error { return d.rd.Close() }
 
 // batchDrainer drains with our Batches iterator and each batch's Samples,
@@ -165,7 +165,7 @@ type batchDrainer struct {
 }
 
 // OpenBatch opens our Reader for a Batches drain.
-func OpenBatch(array *ebpf.Map, perCPUBuffer, watermark int) (drainbench.Drainer, error) {
+func OpenBatch(array *ebpf.Map, perCPUBuffer, watermark int) (drainloop.Drainer, error) {
 	rd, err := open(array, perCPUBuffer, watermark)
 	if err != nil {
 		return nil, err
@@ -173,7 +173,7 @@ func OpenBatch(array *ebpf.Map, perCPUBuffer, watermark int) (drainbench.Drainer
 	return batchDrainer{rd: rd}, nil
 }
 
-// Drain implements drainbench.Drainer. A record of lost samples is
+// Drain implements drainloop.Drainer. A record of lost samples is
 // counted by the batch, not yielded, so it needs no test in the loop.
 func (d batchDrainer) Drain(n int, all bool) (sum uint64, err error) {
 	got := 0
@@ -188,7 +188,7 @@ func (d batchDrainer) Drain(n int, all bool) (sum uint64, err error) {
 		// as a loop body written for speed would (ringbuf's batch mode).
 		batchSum, batchGot := uint64(0), got
 		for sample := range batch.Samples() {
-			batchSum += drainbench.Touch(sample, all)
+			batchSum += drainloop.Touch(sample, all)
 			if batchGot++; batchGot == n {
 				break
 			}
@@ -201,5 +201,5 @@ func (d batchDrainer) Drain(n int, all bool) (sum uint64, err error) {
 	return sum, nil
 }
 
-// Close implements drainbench.Drainer.
+// Close implements drainloop.Drainer.
 func (d batchDrainer) Close() error { return d.rd.Close() }

@@ -30,6 +30,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -97,14 +98,14 @@ func run(f *benchfamily.Family, title, out string, o options, estimateOnly bool)
 	if err != nil {
 		return err
 	}
-	var cmds [][]string
+	var cmds, envs [][]string
 	pinned, libbpf := false, false
 	for _, r := range f.Runs {
 		cmd, err := command(r, o)
 		if err != nil {
 			return err
 		}
-		cmds = append(cmds, cmd)
+		cmds, envs = append(cmds, cmd), append(envs, r.EnvNow())
 		pinned = pinned || r.Pin
 		libbpf = libbpf || r.Libbpf
 	}
@@ -163,8 +164,8 @@ func run(f *benchfamily.Family, title, out string, o options, estimateOnly bool)
 	prog := benchprogress.New(os.Stdout, title, total.Results, total.Cost)
 	defer prog.Finish()
 	for range rounds {
-		for _, cmd := range cmds {
-			if err := runOne(cmd, file, prog); err != nil {
+		for i, cmd := range cmds {
+			if err := runOne(cmd, envs[i], file, prog); err != nil {
 				return err
 			}
 		}
@@ -172,16 +173,18 @@ func run(f *benchfamily.Family, title, out string, o options, estimateOnly bool)
 	return file.Sync()
 }
 
-// runOne runs one command, its output (stdout and stderr) to the results
-// file through prog, which counts the results and shows the rest.
-func runOne(args []string, results io.Writer, prog *benchprogress.Progress) error {
+// runOne runs one command with env beside the environment, its output
+// (stdout and stderr) to the results file through prog, which counts the
+// results and shows the rest.
+func runOne(args, env []string, results io.Writer, prog *benchprogress.Progress) error {
 	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), env...)
 	lines := prog.Lines(results)
 	cmd.Stdout, cmd.Stderr = lines, lines
 	if err := cmd.Run(); err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
-			return fmt.Errorf("%s failed (%v); its output is in the results file", strings.Join(args, " "), err)
+			return fmt.Errorf("%s failed (%v); its output is in the results file", strings.Join(append(slices.Clone(env), args...), " "), err)
 		}
 		return err
 	}
@@ -201,7 +204,11 @@ func describeFamily(w io.Writer, f *benchfamily.Family) error {
 	}
 	fmt.Fprintf(w, "rounds: %s (%s)\n", rounds, count)
 	for _, r := range f.Runs {
-		fmt.Fprintf(w, "run: go test -bench '%s' %s", r.Bench, r.Pkg)
+		fmt.Fprint(w, "run: ")
+		if len(r.Env) > 0 {
+			fmt.Fprintf(w, "%s ", strings.Join(r.Env, " "))
+		}
+		fmt.Fprintf(w, "go test -bench '%s' %s", r.Bench, r.Pkg)
 		switch {
 		case r.Benchtime != "":
 			fmt.Fprintf(w, ", -benchtime %s", r.Benchtime)

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -62,6 +63,36 @@ func TestMalformedKnob(t *testing.T) {
 				t.Errorf("%s=%s: %v", env, value, err)
 			}
 		})
+	}
+}
+
+// TestRunEnv checks that a run's Env reaches its command with the
+// family's knobs in place: the sweep gives BenchmarkRead its sizes.
+func TestRunEnv(t *testing.T) {
+	dir := t.TempDir()
+	fakeGo := filepath.Join(dir, "go")
+	script := "#!/bin/sh\necho \"sizes=$RINGBUF_BENCH_SIZES ring=$RINGBUF_BENCH_RING\"\n"
+	if err := os.WriteFile(fakeGo, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SWEEP_SIZES", "16,24")
+	t.Setenv("SWEEP_RING", "")
+	t.Setenv("SWEEP_COUNT", "1")
+	t.Setenv("RINGBUF_BENCH_SIZES", "4096")
+	f, err := benchfamily.Named("sweep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.txt")
+	if err := run(f, "test", out, options{goCmd: fakeGo}, false); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "sizes=16,24 ring=67108864\n"; !strings.Contains(string(got), want) {
+		t.Errorf("results file %q, want the line %q", got, want)
 	}
 }
 

@@ -89,7 +89,7 @@ func drawPlots(f *benchfamily.Family, results, tools string) error {
 		}
 		cmd := []string{filepath.Join(tools, "benchplot")}
 		for _, a := range p.Args {
-			cmd = append(cmd, os.Expand(a, knobValue))
+			cmd = append(cmd, benchfamily.Expand(a))
 		}
 		cmd = append(cmd, "-out", base+p.Suffix, results)
 		for _, with := range p.With {
@@ -100,16 +100,6 @@ func drawPlots(f *benchfamily.Family, results, tools string) error {
 		}
 	}
 	return nil
-}
-
-// knobValue is the value of the knob env, for ${env} in a plot's
-// arguments.
-func knobValue(env string) string {
-	k, err := benchfamily.Lookup(env)
-	if err != nil {
-		return "${" + env + "}"
-	}
-	return k.Raw()
 }
 
 // holds reports whether the results file has a result of bench (its

@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -35,6 +36,15 @@ type cellKey struct {
 // benchstatCells runs benchstat -format csv on files and returns every
 // non-base cell, and the row labels in benchstat's order per table.
 func benchstatCells(benchstat []string, files []string, c comparison) (map[cellKey]cell, []cellKey, error) {
+	out, err := benchstatCSV(benchstat, files, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return parseCSV(out)
+}
+
+// benchstatCSV runs benchstat -format csv on files for comparison c.
+func benchstatCSV(benchstat []string, files []string, c comparison) ([]byte, error) {
 	args := append(append([]string(nil), benchstat[1:]...), "-format", "csv", "-filter", c.filter, "-row", c.row,
 		"-col", c.key+"@("+strings.Join(c.cols, " ")+")")
 	if c.table != "" {
@@ -45,24 +55,30 @@ func benchstatCells(benchstat []string, files []string, c comparison) (map[cellK
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, nil, fmt.Errorf("%s %s: %v: %s", benchstat[0], strings.Join(args, " "), err, stderr.String())
+		return nil, fmt.Errorf("%s %s: %v: %s", benchstat[0], strings.Join(args, " "), err, stderr.String())
 	}
-	return parseCSV(stdout.Bytes())
+	return stdout.Bytes(), nil
 }
 
-// parseCSV reads benchstat's CSV: blocks of a title line, two header
-// lines (the columns, then the unit, CI, "vs base" and P of each) and one
-// line a row, ending with the geomean.
-func parseCSV(data []byte) (map[cellKey]cell, []cellKey, error) {
+// A csvBlock is one table of benchstat's CSV: its title (the -table
+// value, "" without one), its two header lines (the columns, then the
+// unit, CI, "vs base" and P of each) and its rows, the geomean left out.
+type csvBlock struct {
+	table       string
+	cols, units []string
+	rows        [][]string
+}
+
+// csvBlocks reads benchstat's CSV: blocks of a title line, two header
+// lines and one line a row, ending with the geomean.
+func csvBlocks(data []byte) ([]csvBlock, error) {
 	r := csv.NewReader(bytes.NewReader(data))
 	r.FieldsPerRecord = -1
 	records, err := r.ReadAll()
 	if err != nil {
-		return nil, nil, fmt.Errorf("benchstat csv: %w", err)
+		return nil, fmt.Errorf("benchstat csv: %w", err)
 	}
-	cells := map[cellKey]cell{}
-	var rows []cellKey
-	seen := map[cellKey]bool{}
+	var blocks []csvBlock
 	table := ""
 	for i := 0; i < len(records); i++ {
 		rec := records[i]
@@ -75,23 +91,40 @@ func parseCSV(data []byte) (map[cellKey]cell, []cellKey, error) {
 		if len(rec) < 2 || rec[0] != "" || i+1 >= len(records) {
 			continue
 		}
-		cols, units := rec, records[i+1]
+		b := csvBlock{table: table, cols: rec, units: records[i+1]}
 		i++
 		for ; i+1 < len(records) && len(records[i+1]) > 1 && records[i+1][0] != ""; i++ {
-			row := records[i+1]
-			if row[0] == "geomean" {
-				continue
+			if row := records[i+1]; row[0] != "geomean" {
+				b.rows = append(b.rows, row)
 			}
-			for j := 1; j < len(row) && j < len(units); j++ {
-				if units[j] != "vs base" || j+1 >= len(row) {
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks, nil
+}
+
+// parseCSV reads benchstat's verdicts from its CSV: every non-base cell,
+// and the row labels in benchstat's order per table.
+func parseCSV(data []byte) (map[cellKey]cell, []cellKey, error) {
+	blocks, err := csvBlocks(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	cells := map[cellKey]cell{}
+	var rows []cellKey
+	seen := map[cellKey]bool{}
+	for _, b := range blocks {
+		for _, row := range b.rows {
+			for j := 1; j < len(row) && j < len(b.units); j++ {
+				if b.units[j] != "vs base" || j+1 >= len(row) {
 					continue
 				}
 				// The column's name heads its value field: two to the left
 				// of "vs base" (value, CI, vs base, P).
-				col := cols[j-2]
-				k := cellKey{table: table, unit: units[j-2], row: row[0], col: col}
+				col := b.cols[j-2]
+				k := cellKey{table: b.table, unit: b.units[j-2], row: row[0], col: col}
 				cells[k] = cell{vsBase: row[j], p: row[j+1]}
-				rk := cellKey{table: table, unit: units[j-2], row: row[0]}
+				rk := cellKey{table: b.table, unit: b.units[j-2], row: row[0]}
 				if !seen[rk] {
 					seen[rk] = true
 					rows = append(rows, rk)
@@ -100,6 +133,36 @@ func parseCSV(data []byte) (map[cellKey]cell, []cellKey, error) {
 		}
 	}
 	return cells, rows, nil
+}
+
+// parseCenters reads benchstat's center values (its medians) from its
+// CSV: every column's, the base's too, by table, unit, row and column;
+// and the tables in benchstat's order.
+func parseCenters(data []byte) (map[cellKey]float64, []string, error) {
+	blocks, err := csvBlocks(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	centers := map[cellKey]float64{}
+	var tables []string
+	for _, b := range blocks {
+		if !slices.Contains(tables, b.table) {
+			tables = append(tables, b.table)
+		}
+		for _, row := range b.rows {
+			for j := 1; j < len(row) && j < len(b.cols) && j < len(b.units); j++ {
+				if b.cols[j] == "" {
+					continue // CI, vs base, P: a column's name heads its value only
+				}
+				v, err := strconv.ParseFloat(row[j], 64)
+				if err != nil {
+					continue // no result of that column in this row
+				}
+				centers[cellKey{table: b.table, unit: b.units[j], row: row[0], col: b.cols[j]}] = v
+			}
+		}
+	}
+	return centers, tables, nil
 }
 
 // ratio turns benchstat's "vs base" into a multiple of the base: "+7.93%"

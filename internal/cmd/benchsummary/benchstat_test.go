@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -205,4 +206,71 @@ func benchstatCommand(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	return []string{"go", "-C", tools, "tool", "benchstat"}
+}
+
+// TestSweepFindsTheHole summarizes the Zen 4 guest's medians at every
+// 16th size to 512 B (testdata/zen4-sweep-head.txt) with the sweep
+// family's section: it must name the fall of Records at 160 B, where its
+// stream loads stop, Batches' worst size (a dip at 112 B), the step both
+// take at 160 B, and fit 80 columns.
+func TestSweepFindsTheHole(t *testing.T) {
+	benchstat := benchstatCommand(t)
+	file, err := filepath.Abs("testdata/zen4-sweep-head.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	values, err := scanValues(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweep, err := benchfamily.Named("sweep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for _, s := range familySections(sweep, values) {
+		if err := s.render(&out, benchstat, file); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{
+		"records    0.90x 320 B   4/32      0.68x 320 B   10/32",
+		"batch      0.82x 112 B   3/32      0.75x 112 B   8/32",
+		"records -20% from 144 to 160 B (12.7 -> 10.1 GB/s)",
+		"batch   -62% from 96 to 112 B (14.2 -> 5.5 GB/s)",
+		"records -15% from 144 to 160 B (12.7 -> 10.8 GB/s)",
+		"batch   -30% from 144 to 160 B (16.2 -> 11.4 GB/s)",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
+	}
+	for line := range strings.Lines(out.String()) {
+		if n := len([]rune(strings.TrimRight(line, "\n"))); n > width {
+			t.Errorf("%d columns: %q", n, line)
+		}
+	}
+}
+
+// TestParseCenters reads every column's median, the base's too.
+func TestParseCenters(t *testing.T) {
+	centers, tables, err := parseCenters([]byte(csvSample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"/touch: head", "/touch: all"}; !slices.Equal(tables, want) {
+		t.Errorf("tables %q, want %q", tables, want)
+	}
+	for k, want := range map[cellKey]float64{
+		{table: "/touch: head", unit: "Mrec/s", row: "16", col: "upstream"}:  62.23,
+		{table: "/touch: head", unit: "Mrec/s", row: "4096", col: "records"}: 41.24,
+		{table: "/touch: all", unit: "Mrec/s", row: "16", col: "copy"}:       58.42,
+	} {
+		if got, ok := centers[k]; !ok || got != want {
+			t.Errorf("%v: %v (%v), want %v", k, got, ok, want)
+		}
+	}
+	if len(centers) != 8 {
+		t.Errorf("%d centers, want 8 (geomean left out): %v", len(centers), centers)
+	}
 }

@@ -32,6 +32,7 @@ func newSection(s benchfamily.Section, v benchfamily.Values) *section {
 		baseNames: s.BaseNames,
 		unitRows:  s.UnitRows,
 		verdict:   columnVerdict,
+		sweep:     s.Sweep,
 	}
 	if s.Verdict == benchfamily.AgainstReferences {
 		sec.verdict = ringbufVerdict

@@ -67,7 +67,10 @@ func run(kind, file, tables, benchstat string) error {
 	defer w.Flush()
 	fmt.Fprintf(w, "\n%s\n", strings.Repeat("=", width))
 	fmt.Fprintf(w, "Summary of %s\n", file)
-	fmt.Fprintln(w, legend)
+	// A sweep's section reads medians, and says so in its title.
+	if slices.ContainsFunc(sections, func(s *section) bool { return s.sweep == nil }) {
+		fmt.Fprintln(w, legend)
+	}
 	for _, s := range sections {
 		fmt.Fprintln(w)
 		if err := s.render(w, []string{benchstat}, file); err != nil {

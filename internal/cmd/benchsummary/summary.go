@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ebpf-zc/ebpf/internal/benchfamily"
 )
 
 // A column of the summary: the multiple of base that mode reaches, as
@@ -38,6 +40,9 @@ type section struct {
 	unitRows bool
 	// files are the results files, where not the one summarized.
 	files []string
+	// sweep, where set, makes the section a sweep's (renderSweep): the
+	// extremes across the sizes, not a table of verdicts.
+	sweep *benchfamily.Sweep
 }
 
 // width is what the summary must fit: an 80-column terminal.
@@ -47,6 +52,13 @@ const width = 80
 // per benchstat table (a touch variant, a receive batch), rows as
 // benchstat orders them.
 func (s *section) render(w io.Writer, benchstat []string, file string) error {
+	files := s.files
+	if files == nil {
+		files = []string{file}
+	}
+	if s.sweep != nil {
+		return s.renderSweep(w, benchstat, files)
+	}
 	// One benchstat call for each base and column filter.
 	type call struct{ base, filter string }
 	var calls []call
@@ -54,10 +66,6 @@ func (s *section) render(w io.Writer, benchstat []string, file string) error {
 		if !slices.Contains(calls, call{c.base, c.filter}) {
 			calls = append(calls, call{c.base, c.filter})
 		}
-	}
-	files := s.files
-	if files == nil {
-		files = []string{file}
 	}
 	cells := map[cellKey]cell{}
 	var rows []cellKey

@@ -13,7 +13,10 @@
 // Three kinds of plot:
 //
 //   - line: x is a numeric projection (-x /size), y a unit (-y Mrec/s),
-//     one line per value of -series.
+//     one line per value of -series. A line of 24 points or more (a
+//     sweep) shows its spread as a pale band rather than a bar at each
+//     point, which would hide the line; -xticks chooses the x values to
+//     label (sizes in bytes read better at powers of two).
 //   - bar: grouped bars, the x categories are the values of a projection
 //     (-x /helper), one bar per value of -series in each group.
 //   - scatter: one point per value of -series, x and y are two units
@@ -41,7 +44,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -95,6 +100,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&opts.title, "title", "", "plot `title` (default: benchmark names and axes)")
 	fs.StringVar(&opts.xlabel, "xlabel", "", "x axis `label`, in words with the unit (default: the projection or unit)")
 	fs.StringVar(&opts.ylabel, "ylabel", "", "y axis `label` (default: the unit)")
+	xticks := fs.String("xticks", "", "line: comma-separated x `values` to mark and label, e.g. 16,32,64 (default: chosen from the data)")
 	fs.StringVar(&opts.note, "note", "", "free `text` for the caption, e.g. the kernel version")
 	fs.StringVar(&opts.out, "out", "benchplot", "output path `prefix`: writes prefix.svg and prefix.png")
 	fs.IntVar(&opts.dpi, "dpi", 150, "PNG resolution in dots per inch")
@@ -111,6 +117,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if opts.dpi < 20 || opts.dpi > 1200 {
 		return fmt.Errorf("-dpi %d: want 20–1200", opts.dpi)
+	}
+	if *xticks != "" {
+		if opts.kind != "line" {
+			return fmt.Errorf("-xticks is for -kind line: the x axis of -kind %s is not a line's", opts.kind)
+		}
+		for field := range strings.SplitSeq(*xticks, ",") {
+			x, err := strconv.ParseFloat(strings.TrimSpace(field), 64)
+			if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+				return fmt.Errorf("-xticks %q: %q is not a number", *xticks, field)
+			}
+			opts.xticks = append(opts.xticks, x)
+		}
 	}
 	opts.width, opts.height = vg.Length(*width)*vg.Inch, vg.Length(*height)*vg.Inch
 	opts.out = strings.TrimSuffix(strings.TrimSuffix(opts.out, ".svg"), ".png")

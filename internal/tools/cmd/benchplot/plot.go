@@ -39,6 +39,7 @@ type options struct {
 	legend        string // legend heading; "" means the series projection
 	xlabel        string
 	ylabel        string
+	xticks        []float64 // line: the x values to mark and label; nil for the default
 	width, height vg.Length
 	dpi           int
 	out           string // path prefix; .svg and .png are appended
@@ -86,7 +87,7 @@ func build(files *benchfmt.Files, opts options) (*figure, []string, error) {
 		for _, p := range d.Points {
 			stats = append(stats, p.X, p.Y)
 		}
-		fig.caption = caption(d.Machine, opts, stats)
+		fig.caption = caption(d.Machine, opts, stats, "bars")
 		return fig, sel.warnings, nil
 	}
 	t, err := sel.table(opts.kind == "line")
@@ -107,7 +108,11 @@ func build(files *benchfmt.Files, opts options) (*figure, []string, error) {
 			stats = append(stats, p.Y)
 		}
 	}
-	fig.caption = caption(t.Machine, opts, stats)
+	spread := "bars"
+	if opts.kind == "line" && dense(t) {
+		spread = "bands"
+	}
+	fig.caption = caption(t.Machine, opts, stats, spread)
 	return fig, sel.warnings, nil
 }
 
@@ -226,9 +231,30 @@ func newLegend(fig *figure, opts options, projection string) {
 	}
 }
 
-// linePlot draws one line per series through the medians, with min–max
-// error bars.
+// denseFrom is the number of points a line may have before its spread is
+// drawn as a band and its markers shrink: error bars and markers side by
+// side at every size of a sweep hide the line they are on.
+const denseFrom = 24
+
+// dense reports whether a line of t has denseFrom points or more.
+func dense(t *table) bool {
+	for _, s := range t.Series {
+		if len(s.Points) >= denseFrom {
+			return true
+		}
+	}
+	return false
+}
+
+// linePlot draws one line per series through the medians, with error
+// bars over each median's interval, or a pale band along a dense line.
 func linePlot(t *table, opts options) (*figure, error) {
+	dense := dense(t)
+	for _, x := range opts.xticks {
+		if opts.logx && x <= 0 {
+			return nil, fmt.Errorf("-logx needs positive -xticks, got %v", x)
+		}
+	}
 	p := newPlot(opts, t.Unit+" by "+t.XKey, logLabel(cmp.Or(opts.xlabel, t.XKey), opts.logx), logLabel(cmp.Or(opts.ylabel, t.Unit), opts.logy), true)
 	fig := &figure{plot: p}
 	if t.SeriesKey != "" {
@@ -254,12 +280,21 @@ func linePlot(t *table, opts options) (*figure, error) {
 		}
 		line.Color, line.Width, line.Dashes = clr, vg.Points(1.5), dashes
 		points.Color, points.Shape, points.Radius = clr, shape, vg.Points(3)
-		bars, err := plotter.NewYErrorBars(errorXYs{xys, errs})
-		if err != nil {
-			return nil, fmt.Errorf("series %s: %w", s.Name, err)
+		if dense {
+			band, err := spreadBand(xys, errs, clr)
+			if err != nil {
+				return nil, fmt.Errorf("series %s: %w", s.Name, err)
+			}
+			line.Width, points.Radius = vg.Points(1.2), vg.Points(1.6)
+			p.Add(band, line, points)
+		} else {
+			bars, err := plotter.NewYErrorBars(errorXYs{xys, errs})
+			if err != nil {
+				return nil, fmt.Errorf("series %s: %w", s.Name, err)
+			}
+			bars.Color, bars.Width, bars.CapWidth = clr, vg.Points(1), vg.Points(6)
+			p.Add(line, points, bars)
 		}
-		bars.Color, bars.Width, bars.CapWidth = clr, vg.Points(1), vg.Points(6)
-		p.Add(line, points, bars)
 		if t.SeriesKey != "" {
 			fig.legend.Add(s.Name, line, points)
 			fig.entries++
@@ -290,8 +325,37 @@ func linePlot(t *table, opts options) (*figure, error) {
 		}
 		p.X.Min, p.X.Max = p.X.Min-pad, p.X.Max+pad
 	}
+	if opts.xticks != nil {
+		ticks := make(plot.ConstantTicks, len(opts.xticks))
+		for i, x := range opts.xticks {
+			ticks[i] = plot.Tick{Value: x, Label: tickLabel(x)}
+		}
+		p.X.Tick.Marker = ticks
+	}
 	setYRange(p, opts.logy)
 	return fig, nil
+}
+
+// spreadBand is a pale band over the intervals of a line's points: from
+// each point's low end left to right, back along the high ends.
+func spreadBand(xys plotter.XYs, errs plotter.YErrors, clr color.Color) (*plotter.Polygon, error) {
+	outline := make(plotter.XYs, 0, 2*len(xys))
+	for i, xy := range xys {
+		outline = append(outline, plotter.XY{X: xy.X, Y: xy.Y - errs[i].Low})
+	}
+	for i := len(xys) - 1; i >= 0; i-- {
+		outline = append(outline, plotter.XY{X: xys[i].X, Y: xys[i].Y + errs[i].High})
+	}
+	band, err := plotter.NewPolygon(outline)
+	if err != nil {
+		return nil, err
+	}
+	r, g, b, _ := clr.RGBA()
+	// One sixth opaque: where bands of several lines cross, each still
+	// shows through the others.
+	band.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 42}
+	band.LineStyle.Width = 0
+	return band, nil
 }
 
 // errorXYs joins points and their y errors for plotter.NewYErrorBars.
@@ -568,9 +632,9 @@ func scatterPlot(d *scatterData, opts options) (*figure, error) {
 	return fig, nil
 }
 
-// caption describes the machine, the statistics behind the points, the
-// filter and the note.
-func caption(m machine, opts options, stats []stat) []string {
+// caption describes the machine, the statistics behind the points (their
+// spread drawn as "bars" or "bands"), the filter and the note.
+func caption(m machine, opts options, stats []stat, spread string) []string {
 	var first []string
 	if m.cpu != "" {
 		first = append(first, "cpu: "+m.cpu)
@@ -605,11 +669,11 @@ func caption(m machine, opts options, stats []stat) []string {
 		second = "median of " + runs + " runs"
 		switch {
 		case minmax == 0:
-			second += ", bars span the 95 % confidence interval of the median"
+			second += ", " + spread + " span the 95 % confidence interval of the median"
 		case ci == 0:
-			second += ", bars span min–max (too few runs for a confidence interval)"
+			second += ", " + spread + " span min–max (too few runs for a confidence interval)"
 		default:
-			second += ", bars span the 95 % confidence interval of the median, or min–max where there are fewer than 6 runs"
+			second += ", " + spread + " span the 95 % confidence interval of the median, or min–max where there are fewer than 6 runs"
 		}
 	}
 	if opts.filter != "" {

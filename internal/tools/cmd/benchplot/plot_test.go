@@ -128,6 +128,44 @@ func TestRenderKinds(t *testing.T) {
 	}
 }
 
+// TestDenseLine draws a sweep, 60 sizes a line, with the ticks asked
+// for: the spread is drawn as bands, which the caption says, and every
+// tick is labelled.
+func TestDenseLine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("cpu: Intel Xeon\n")
+	for run := range 3 {
+		for size := 16; size <= 488; size += 8 {
+			for _, mode := range []string{"copy", "records"} {
+				rate := 2000 / float64(size+8) * (1 + 0.01*float64(run))
+				if mode == "records" && size >= 160 {
+					rate *= 0.7 // the hole the plot is for
+				}
+				fmt.Fprintf(&b, "BenchmarkRead/size=%d/mode=%s-2 \t1000\t%.2f ns/op\t%.3f Mrec/s\n", size, mode, 1e3/rate, rate)
+			}
+		}
+	}
+	in := filepath.Join(t.TempDir(), "sweep.txt")
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prefix := filepath.Join(outDir(t), "dense")
+	var stderr bytes.Buffer
+	args := []string{"-in", in, "-out", prefix, "-x", "/size", "-y", "Mrec/s", "-series", "/mode", "-logx", "-logy", "-xticks", "16,32,64,128,160,256,512"}
+	if err := run(args, io.Discard, &stderr); err != nil {
+		t.Fatalf("run %q: %v\n%s", args, err, stderr.String())
+	}
+	svg, err := os.ReadFile(prefix + ".svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"bands span min–max", ">160<", ">512<"} {
+		if !bytes.Contains(svg, []byte(want)) {
+			t.Errorf("svg lacks %q", want)
+		}
+	}
+}
+
 func TestRunErrors(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) string {
@@ -162,6 +200,9 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"-in", good, "-kind", "pie", "-x", "/size", "-y", "ns/op"}, `unknown -kind "pie"`},
 		{[]string{"-in", good, "-x", "/size", "-y", "ns/op", "-width", "0"}, "-width"},
 		{[]string{"-in", good, "-kind", "scatter", "-x", "ns/op", "-y", "p99-µs", "-series", "/case"}, "vary in .fullname"},
+		{[]string{"-in", good, "-x", "/size", "-y", "ns/op", "-xticks", "16,x"}, `"x" is not a number`},
+		{[]string{"-in", good, "-kind", "bar", "-x", "/size", "-y", "ns/op", "-xticks", "16"}, "-xticks is for -kind line"},
+		{[]string{"-in", good, "-x", "/size", "-y", "Mrec/s", "-series", "/mode", "-logx", "-xticks", "0,16"}, "-logx needs positive -xticks"},
 	} {
 		err := run(append(tc.args, "-out", out), io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

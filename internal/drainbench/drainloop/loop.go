@@ -1,22 +1,35 @@
 //go:build linux
 
-package drainbench
+// Package drainloop is what the ring buffer drain (internal/drainbench)
+// and the perf drain (internal/perfdrain) share: the timed loop, the
+// touch every mode does to every record, and the check that the touches
+// add up to what the producer wrote. It imports neither drain's rig, so
+// perf's test binary links the perf drain and this loop, and nothing of
+// the ring buffer's benchmarks.
+package drainloop
 
 import "testing"
 
+// A Drainer consumes exactly n records, touching each one with Touch, and
+// returns the sum of what it touched. It fails rather than return early:
+// fewer records than n in the buffer is an error.
+type Drainer interface {
+	Drain(n int, all bool) (uint64, error)
+	Close() error
+}
+
 // Refill puts records into an empty buffer, untimed, and returns how many
-// it placed and the sequence number of the first. Loop calls it with how
+// it placed and the sequence number of the first. Run calls it with how
 // many records the benchmark still needs.
 type Refill func(b *testing.B, want int) (placed int, firstSeq uint64)
 
-// Loop has d drain b.N records of size bytes, calling refill whenever
+// Run has d drain b.N records of size bytes, calling refill whenever
 // what it placed is used up, fails b if the records touched do not add up
 // to what the producer wrote (word i of record seq holds seq+i), and
 // reports Mrec/s beside ns/op. It returns how many placed records are
 // left undrained and the sequence number of the first, for a buffer kept
-// from one benchmark to the next. Fixture.Drain and the perf drain
-// benchmark (internal/perfdrain) share it.
-func Loop(b *testing.B, d Drainer, all bool, size int, refill Refill) (left int, nextSeq uint64) {
+// from one benchmark to the next.
+func Run(b *testing.B, d Drainer, all bool, size int, refill Refill) (left int, nextSeq uint64) {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	b.ResetTimer()
