@@ -255,11 +255,8 @@ func ensureKernels(ctx context.Context, o Options, logf func(string, ...any)) (m
 			continue
 		}
 		if mirror == "" {
-			m, err := FindMirror(AptSourceFiles())
-			if err != nil {
-				notRun[k.Name] = Verdict{OutcomeNotRun, err.Error()}
-				continue
-			}
+			m, from := FindMirror(AptSourceFiles())
+			logf("kernels from mirror %s (%s)", m, from)
 			mirror = m
 		}
 		t := time.Now()

@@ -135,11 +135,8 @@ func fetch(ctx context.Context, cache vmtest.Cache, kernels []vmtest.Kernel, ref
 			continue
 		}
 		if mirror == "" {
-			m, err := vmtest.FindMirror(vmtest.AptSourceFiles())
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "vmtest:", err)
-				return 2
-			}
+			m, from := vmtest.FindMirror(vmtest.AptSourceFiles())
+			fmt.Fprintf(os.Stderr, "vmtest: kernels from mirror %s (%s)\n", m, from)
 			mirror = m
 		}
 		t := time.Now()
