@@ -49,8 +49,9 @@ SUMMARY   = $(GO) run ./internal/cmd/benchsummary -benchstat $(BENCHSTAT)
 all: test
 
 # deps-test, deps-bench: the Debian packages make test and make bench use
-# (gcc, libbpf-dev, pkg-config, qemu-system-x86, cpio, iproute2), installed
-# when missing as root, named in one command otherwise (internal/cmd/hostdeps).
+# (gcc, libbpf-dev, pkg-config, qemu-system-x86, cpio, iproute2,
+# shellcheck), installed when missing as root, named in one command
+# otherwise (internal/cmd/hostdeps).
 deps-test:
 	@$(GO) run ./internal/cmd/hostdeps test
 deps-bench:
@@ -88,9 +89,13 @@ lint: tools
 	@# 32-bit Linux: the kernel's positions are 32-bit words there (internal/ulong).
 	for arch in 386 arm; do GOARCH=$$arch $(GO) build ./... && GOARCH=$$arch $(GO) vet ./... || exit 1; done
 	@# The CI workflow (.github/workflows), which cannot run here: actionlint,
-	@# built from internal/tools as staticcheck is.
+	@# built from internal/tools as staticcheck is, runs shellcheck on its
+	@# run: scripts, but skips them silently without one: hence the path.
+	@# shellcheck (make deps-test installs it) checks .ci/run too.
+	@command -v shellcheck >/dev/null || { echo "lint: no shellcheck for the workflow's run: scripts and .ci/run (make deps-test installs it)"; exit 1; }
 	$(GO) -C internal/tools build -o $(TOOLBIN)/ github.com/rhysd/actionlint/cmd/actionlint
-	$(TOOLBIN)/actionlint
+	$(TOOLBIN)/actionlint -shellcheck=$$(command -v shellcheck)
+	shellcheck .ci/run
 
 # test: set-up, lint, every test under the race detector, the release
 # checks, every benchmark once as a smoke test, and the test suite on

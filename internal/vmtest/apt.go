@@ -12,7 +12,8 @@ import (
 )
 
 // DebianKeyring verifies the suites' Release files. It comes with the
-// debian-archive-keyring package, present on every Debian system.
+// debian-archive-keyring package, present on every Debian system; on
+// others (Ubuntu) [FindKeyring] takes it from the archive.
 const DebianKeyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
 
 // Apt runs apt-get and apt-cache on a private configuration under Root:

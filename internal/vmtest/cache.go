@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -97,3 +98,29 @@ func (c Cache) store(ck *CachedKernel) error {
 
 // IsNotCached reports whether err says a kernel is not in the cache.
 func IsNotCached(err error) bool { return errors.Is(err, os.ErrNotExist) }
+
+// copyFile copies a regular file, through a temporary name so a reader
+// never sees half of it.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst+".tmp", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Rename(dst+".tmp", dst)
+}

@@ -13,14 +13,45 @@ import (
 	"time"
 )
 
+// Archive is where kernels are fetched from: a Debian mirror and the
+// keyring that verifies its suites.
+type Archive struct {
+	// Mirror is the base URL, such as "http://deb.debian.org".
+	Mirror string
+	// Keyring is the keyring file apt checks the Release files with.
+	Keyring string
+	// MirrorSource and KeyringSource say where each came from (FindMirror,
+	// FindKeyring), for the log.
+	MirrorSource, KeyringSource string
+}
+
+// FindArchive picks the mirror from the machine's apt sources
+// ([FindMirror]) and the keyring ([FindKeyring]), which on a machine
+// without Debian's keyring is fetched from that mirror into the cache.
+func FindArchive(ctx context.Context, cache Cache) (Archive, error) {
+	a := Archive{}
+	a.Mirror, a.MirrorSource = FindMirror(AptSourceFiles())
+	var err error
+	a.Keyring, a.KeyringSource, err = FindKeyring(ctx, cache, a.Mirror)
+	if err != nil {
+		return Archive{}, fmt.Errorf("mirror %s (%s): %w", a.Mirror, a.MirrorSource, err)
+	}
+	return a, nil
+}
+
+// String says which mirror and keyring, and where each came from.
+func (a Archive) String() string {
+	return fmt.Sprintf("mirror %s (%s), keyring %s (%s)", a.Mirror, a.MirrorSource, a.Keyring, a.KeyringSource)
+}
+
 // Fetch resolves the current image of kernel k through MetaPackage,
-// downloads it with a private apt configuration and stores its vmlinuz
+// downloads it from archive with a private apt configuration and stores its vmlinuz
 // in the cache. The meta package depends on linux-image-<abi>; up to 6.x
 // that package holds the image, while from 7.x on it is itself a small
 // package whose image sits in linux-binary-<abi>. Fetch follows the
 // dependencies until it finds a vmlinuz, so both layouts work.
-func Fetch(ctx context.Context, cache Cache, k Kernel, mirror string, log io.Writer) (*CachedKernel, error) {
-	apt := &Apt{Root: cache.AptDir(k.Name), Mirror: mirror, Suites: k.Suites, Log: log}
+func Fetch(ctx context.Context, cache Cache, k Kernel, archive Archive, log io.Writer) (*CachedKernel, error) {
+	apt := &Apt{Root: cache.AptDir(k.Name), Mirror: archive.Mirror, Keyring: archive.Keyring, Suites: k.Suites, Log: log}
 	if err := apt.Update(ctx); err != nil {
 		return nil, err
 	}
@@ -145,30 +176,4 @@ func extractImage(ctx context.Context, deb, member, tmp, dir string) error {
 		}
 	}
 	return nil
-}
-
-// copyFile copies a regular file, through a temporary name so a reader
-// never sees half of it.
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	fi, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	out, err := os.OpenFile(dst+".tmp", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, fi.Mode().Perm())
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	return os.Rename(dst+".tmp", dst)
 }

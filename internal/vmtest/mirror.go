@@ -24,13 +24,20 @@ func AptSourceFiles() []string {
 	return files
 }
 
-// FindMirror returns the Debian mirror to fetch kernels from: $VMTEST_MIRROR
-// if set, else the scheme and host of the first Debian archive URI in the
-// given apt source files. Reusing the machine's own mirror means the
-// runner reaches whatever this machine is allowed to reach.
-func FindMirror(files []string) (string, error) {
+// DefaultMirror is the mirror used when $VMTEST_MIRROR is unset and the
+// machine's apt sources name no Debian archive, as on an Ubuntu CI
+// runner. Debian's CDN serves both archive folders the matrix uses,
+// /debian and /debian-security.
+const DefaultMirror = "http://deb.debian.org"
+
+// FindMirror returns the Debian mirror to fetch kernels from, and where
+// it came from, for the log: $VMTEST_MIRROR if set, else the scheme and
+// host of the first Debian archive URI in the given apt source files,
+// else DefaultMirror. Reusing the machine's own mirror means the runner
+// reaches whatever this machine is allowed to reach.
+func FindMirror(files []string) (mirror, source string) {
 	if m := os.Getenv(MirrorEnv); m != "" {
-		return strings.TrimRight(m, "/"), nil
+		return strings.TrimRight(m, "/"), "$" + MirrorEnv
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -39,11 +46,12 @@ func FindMirror(files []string) (string, error) {
 		}
 		for _, u := range sourceURIs(string(b)) {
 			if m, ok := debianMirror(u); ok {
-				return m, nil
+				return m, f
 			}
 		}
 	}
-	return "", fmt.Errorf("no Debian mirror found in %s; set %s=http://HOST", strings.Join(files, ", "), MirrorEnv)
+	return DefaultMirror, fmt.Sprintf("the default: no Debian archive in %s; set %s=http://HOST for another",
+		strings.Join(files, ", "), MirrorEnv)
 }
 
 // sourceURIs lists the URIs of an apt sources file in either format:

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -55,17 +56,26 @@ func TestDebianMirror(t *testing.T) {
 
 func TestFindMirror(t *testing.T) {
 	t.Setenv(MirrorEnv, "")
-	other := writeTemp(t, "other.list", "deb http://ppa.example/ubuntu noble main\n")
+	ubuntu := writeTemp(t, "sources.list", "deb http://archive.ubuntu.com/ubuntu noble main\n")
 	deb := writeTemp(t, "debian.sources", "Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm\n")
-	got, err := FindMirror([]string{"/nonexistent/sources.list", other, deb})
-	if err != nil || got != "http://mirror.example" {
-		t.Errorf("FindMirror = %q, %v; want http://mirror.example", got, err)
-	}
-	if _, err := FindMirror([]string{other}); err == nil {
-		t.Error("FindMirror found a mirror in a file without Debian URIs")
-	}
-	t.Setenv(MirrorEnv, "http://override.example/")
-	if got, _ := FindMirror(nil); got != "http://override.example" {
-		t.Errorf("FindMirror with %s = %q", MirrorEnv, got)
+	for _, tt := range []struct {
+		name       string
+		env        string
+		files      []string
+		want, from string
+	}{
+		{"the machine's Debian mirror", "", []string{"/nonexistent/sources.list", ubuntu, deb}, "http://mirror.example", deb},
+		// An Ubuntu runner: nothing of Debian's in its sources.
+		{"no Debian archive", "", []string{ubuntu}, DefaultMirror, "the default"},
+		{"no sources at all", "", nil, DefaultMirror, "the default"},
+		{"override", "http://override.example/", []string{deb}, "http://override.example", "$" + MirrorEnv},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(MirrorEnv, tt.env)
+			got, from := FindMirror(tt.files)
+			if got != tt.want || !strings.HasPrefix(from, tt.from) {
+				t.Errorf("FindMirror = %q from %q; want %q from %q…", got, from, tt.want, tt.from)
+			}
+		})
 	}
 }

@@ -177,6 +177,11 @@ func (vm VM) Run(ctx context.Context) Boot {
 	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
+		// ^C just before the start: exec refuses to start, and the kernel
+		// is interrupted like one whose QEMU had started.
+		if ctx.Err() != nil {
+			return Boot{Status: -1, Interrupted: true}
+		}
 		return Boot{Status: -1, StartErr: err}
 	}
 	life := newLifeSigns(start, vm.Heartbeat)

@@ -243,7 +243,8 @@ func lineLogger(w io.Writer) func(string, ...any) {
 func ensureKernels(ctx context.Context, o Options, logf func(string, ...any)) (map[string]*CachedKernel, map[string]Verdict) {
 	cached := map[string]*CachedKernel{}
 	notRun := map[string]Verdict{}
-	mirror := ""
+	var archive *Archive
+	var archiveErr error
 	for _, k := range o.Kernels {
 		ck, err := o.Cache.Load(k.Name)
 		if err == nil && !o.Refresh {
@@ -254,18 +255,25 @@ func ensureKernels(ctx context.Context, o Options, logf func(string, ...any)) (m
 			notRun[k.Name] = Verdict{OutcomeNotRun, "not cached, and fetching is off"}
 			continue
 		}
-		if mirror == "" {
-			m, err := FindMirror(AptSourceFiles())
+		// Found once, on the first kernel to fetch; a failure is every
+		// such kernel's verdict.
+		if archive == nil && archiveErr == nil {
+			a, err := FindArchive(ctx, o.Cache)
 			if err != nil {
-				notRun[k.Name] = Verdict{OutcomeNotRun, err.Error()}
-				continue
+				archiveErr = err
+			} else {
+				archive = &a
+				logf("kernels from %s", a)
 			}
-			mirror = m
+		}
+		if archiveErr != nil {
+			notRun[k.Name] = Verdict{OutcomeNotRun, archiveErr.Error()}
+			continue
 		}
 		t := time.Now()
 		logf("fetching kernel %s", k.Name)
 		var aptLog bytes.Buffer
-		ck, err = Fetch(ctx, o.Cache, k, mirror, io.MultiWriter(&aptLog, &prefixWriter{w: o.Log}))
+		ck, err = Fetch(ctx, o.Cache, k, *archive, io.MultiWriter(&aptLog, &prefixWriter{w: o.Log}))
 		if err != nil {
 			notRun[k.Name] = Verdict{OutcomeNotRun, "fetch failed: " + err.Error()}
 			logf("fetch %s failed: %v\n%s", k.Name, err, aptLog.String())

@@ -221,3 +221,14 @@ func TestRunKernelsInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// ^C just before a VM starts (the other kernel of TestRunKernelsInterrupted
+// with jobs=2, on a slow host) interrupts it too: not a QEMU error.
+func TestRunInterruptedBeforeStart(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	b := VM{QEMU: os.Args[0], Dir: t.TempDir(), Timeout: time.Minute}.Run(ctx)
+	if !b.Interrupted || b.StartErr != nil {
+		t.Errorf("Run after ^C = interrupted %v, start error %v; want interrupted", b.Interrupted, b.StartErr)
+	}
+}

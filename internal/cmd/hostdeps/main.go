@@ -81,9 +81,10 @@ var (
 		}
 		return h.Exists("/usr/include/bpf/libbpf.h")
 	}}
-	qemu     = requirement{"qemu-system-x86", "the kernel matrix of make test-vms", command("qemu-system-x86_64")}
-	cpio     = requirement{"cpio", "packing the test VMs' initramfs", command("cpio")}
-	iproute2 = requirement{"iproute2", "the XDP benchmarks' network namespaces", command("ip")}
+	qemu       = requirement{"qemu-system-x86", "the kernel matrix of make test-vms", command("qemu-system-x86_64")}
+	cpio       = requirement{"cpio", "packing the test VMs' initramfs", command("cpio")}
+	iproute2   = requirement{"iproute2", "the XDP benchmarks' network namespaces", command("ip")}
+	shellcheck = requirement{"shellcheck", "make lint: the CI workflow's run: scripts and .ci/run", command("shellcheck")}
 )
 
 // targets lists what each make target needs. For bench every package
@@ -92,7 +93,7 @@ var targets = map[string]struct {
 	needs    []requirement
 	optional bool
 }{
-	"test":  {needs: []requirement{gcc, pkgConfig, libbpfDev, qemu, cpio, iproute2}},
+	"test":  {needs: []requirement{gcc, pkgConfig, libbpfDev, qemu, cpio, iproute2, shellcheck}},
 	"bench": {needs: []requirement{gcc, pkgConfig, libbpfDev}, optional: true},
 }
 

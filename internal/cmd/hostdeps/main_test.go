@@ -41,7 +41,7 @@ func (f *fakeHost) Getenv(name string) string {
 // provides maps a Debian package to what it puts on the fake machine.
 var provides = map[string]string{
 	"gcc": "gcc", "pkg-config": "pkg-config", "qemu-system-x86": "qemu-system-x86_64",
-	"cpio": "cpio", "iproute2": "ip",
+	"cpio": "cpio", "iproute2": "ip", "shellcheck": "shellcheck",
 }
 
 func (f *fakeHost) Install(pkgs []string, log io.Writer) error {
@@ -70,7 +70,7 @@ func newHost(root bool, commands ...string) *fakeHost {
 
 // everything is a machine with every package already there.
 func everything(root bool) *fakeHost {
-	f := newHost(root, "apt-get", "gcc", "pkg-config", "qemu-system-x86_64", "cpio", "ip")
+	f := newHost(root, "apt-get", "gcc", "pkg-config", "qemu-system-x86_64", "cpio", "ip", "shellcheck")
 	f.modules["libbpf"] = true
 	return f
 }
@@ -85,9 +85,9 @@ func TestRun(t *testing.T) {
 		wantLog     string   // a part of what it prints or its error
 	}{
 		{"fresh machine, root", "test", newHost(true, "apt-get"), 0,
-			[]string{"gcc", "pkg-config", "libbpf-dev", "qemu-system-x86", "cpio", "iproute2"}, "installs gcc (cgo"},
+			[]string{"gcc", "pkg-config", "libbpf-dev", "qemu-system-x86", "cpio", "iproute2", "shellcheck"}, "installs gcc (cgo"},
 		{"fresh machine, not root", "test", newHost(false, "apt-get"), 1, nil,
-			"sudo sh -c 'apt-get update && apt-get install -y --no-install-recommends gcc pkg-config libbpf-dev qemu-system-x86 cpio iproute2'"},
+			"sudo sh -c 'apt-get update && apt-get install -y --no-install-recommends gcc pkg-config libbpf-dev qemu-system-x86 cpio iproute2 shellcheck'"},
 		{"only qemu missing, root", "test", func() *fakeHost {
 			f := everything(true)
 			f.commands["qemu-system-x86_64"] = false
@@ -95,7 +95,7 @@ func TestRun(t *testing.T) {
 		}(), 0, []string{"qemu-system-x86"}, "installs qemu-system-x86"},
 		{"nothing missing, not root", "test", everything(false), 0, nil, "has every package"},
 		{"install fails, root", "test", func() *fakeHost {
-			f := newHost(true, "apt-get", "gcc", "pkg-config", "qemu-system-x86_64", "ip")
+			f := newHost(true, "apt-get", "gcc", "pkg-config", "qemu-system-x86_64", "ip", "shellcheck")
 			f.modules["libbpf"] = true
 			f.installErr = errors.New("apt-get update: exit status 100")
 			return f

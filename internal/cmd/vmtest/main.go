@@ -127,23 +127,24 @@ func run() int {
 }
 
 func fetch(ctx context.Context, cache vmtest.Cache, kernels []vmtest.Kernel, refresh bool) int {
-	var mirror string
+	var archive *vmtest.Archive
 	status := 0
 	for _, k := range kernels {
 		if ck, err := cache.Load(k.Name); err == nil && !refresh {
 			fmt.Printf("%s: cached, %s %s (%s)\n", k.Name, ck.Package, ck.Version, ck.Release)
 			continue
 		}
-		if mirror == "" {
-			m, err := vmtest.FindMirror(vmtest.AptSourceFiles())
+		if archive == nil {
+			a, err := vmtest.FindArchive(ctx, cache)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "vmtest:", err)
 				return 2
 			}
-			mirror = m
+			fmt.Fprintf(os.Stderr, "vmtest: kernels from %s\n", a)
+			archive = &a
 		}
 		t := time.Now()
-		ck, err := vmtest.Fetch(ctx, cache, k, mirror, os.Stderr)
+		ck, err := vmtest.Fetch(ctx, cache, k, *archive, os.Stderr)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "vmtest: %s: %v\n", k.Name, err)
 			status = 1
