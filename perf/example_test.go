@@ -194,6 +194,43 @@ func ExampleReader_Batches() {
 	}
 }
 
+// NewCPUReader reads one CPU's buffer: with a Reader per CPU, each read
+// by a goroutine of its own, no two readers share a lock, and each has a
+// readiness descriptor of its own (ReadinessFD), as libbpf's
+// perf_buffer__buffer_fd and perf_buffer__consume_buffer and aya's
+// per-CPU buffers serve one CPU.
+func ExampleNewCPUReader() {
+	events, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.PerfEventArray}) // one entry per CPU
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer events.Close()
+
+	rd, err := perf.NewCPUReader(events, 0, os.Getpagesize(), perf.ReaderOptions{}) // CPU 0's buffer alone
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer rd.Close()
+	if err := output(events, 2); err != nil { // the BPF program runs twice on CPU 0
+		fmt.Println(err)
+		return
+	}
+	rd.SetDeadline(time.Now().Add(100 * time.Millisecond))
+
+	n := 0
+	for rec, err := range rd.Records() {
+		if err != nil {
+			break // os.ErrDeadlineExceeded once the buffer is empty
+		}
+		if rec.CPU == 0 {
+			n++
+		}
+	}
+	fmt.Println(n, "samples from CPU 0")
+}
+
 func TestExampleOutputs(t *testing.T) {
 	events, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.PerfEventArray})
 	bpftest.SkipIfNoPerfEventArray(t, err)
@@ -203,5 +240,6 @@ func TestExampleOutputs(t *testing.T) {
 		{Name: "ExampleReader_ReadInto", Run: ExampleReader_ReadInto, Output: "sample 0 of 12 bytes from CPU 0\nsample 1 of 12 bytes from CPU 0\nsample 2 of 12 bytes from CPU 0\n"},
 		{Name: "ExampleReader_Records", Run: ExampleReader_Records, Output: "every sample accounted for: true some lost: true\n"},
 		{Name: "ExampleReader_Batches", Run: ExampleReader_Batches, Output: "CPU 0 batch: 3 samples adding up to 3 and 0 lost\nstopped: true\n"},
+		{Name: "ExampleNewCPUReader", Run: ExampleNewCPUReader, Output: "2 samples from CPU 0\n"},
 	})
 }

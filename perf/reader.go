@@ -43,6 +43,26 @@ func NewReader(array *ebpf.Map, perCPUBuffer int) (*Reader, error) {
 // NewReaderWithOptions opens a perf event on every online CPU (the
 // array's keys), maps its buffer and puts it in the array.
 func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions) (*Reader, error) {
+	return newReader(array, perCPUBuffer, opts, -1)
+}
+
+// NewCPUReader is [NewReaderWithOptions] for one CPU's buffer, the
+// array's entry cpu: one goroutine per CPU, each with a Reader of its
+// own, reads without sharing a lock, each Reader with its own readiness
+// descriptor, as libbpf's perf_buffer__buffer_fd and
+// perf_buffer__consume_buffer serve one buffer and aya's
+// PerfEventArray.open one CPU. Close removes its entry alone. An offline
+// CPU is an error.
+func NewCPUReader(array *ebpf.Map, cpu, perCPUBuffer int, opts ReaderOptions) (*Reader, error) {
+	if cpu < 0 {
+		return nil, fmt.Errorf("perf: CPU %d", cpu)
+	}
+	return newReader(array, perCPUBuffer, opts, cpu)
+}
+
+// newReader is NewReaderWithOptions on every online CPU (cpu -1), or
+// on cpu alone.
+func newReader(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions, cpu int) (*Reader, error) {
 	if err := supported(); err != nil {
 		return nil, fmt.Errorf("perf: %w", err)
 	}
@@ -68,8 +88,10 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 		// A 32-bit process: the buffer, rounded up, and its metadata page
 		// are more than a mapping can hold.
 		return nil, fmt.Errorf("perf: perCPUBuffer %d rounds up to more than this process can map", perCPUBuffer)
+	case cpu >= int(array.MaxEntries()):
+		return nil, fmt.Errorf("perf: CPU %d: the array has %d entries", cpu, array.MaxEntries())
 	}
-	res, bufs, err := openEvents(array, dataPages(perCPUBuffer), opts)
+	res, bufs, err := openEvents(array, dataPages(perCPUBuffer), opts, cpu)
 	if err != nil {
 		return nil, fmt.Errorf("perf: %w", errors.Join(err, res.free()))
 	}
@@ -94,17 +116,20 @@ func dataPages(perCPUBuffer int) int {
 	return 1 << bits.Len64((uint64(perCPUBuffer)+page-1)/page-1)
 }
 
-// openEvents opens, maps and polls the event of every online CPU; on
-// error, res holds what it opened.
-func openEvents(array *ebpf.Map, pages int, opts ReaderOptions) (*resources, []*buffer, error) {
+// openEvents opens, maps and polls the event of every online CPU, or of
+// only (unless -1); on error, res holds what it opened.
+func openEvents(array *ebpf.Map, pages int, opts ReaderOptions, only int) (*resources, []*buffer, error) {
 	res, bufs := &resources{}, []*buffer(nil)
 	var err error
 	if res.poller, err = epoll.New(); err != nil {
 		return res, nil, err
 	}
 	for cpu := range int(array.MaxEntries()) {
+		if only >= 0 && cpu != only {
+			continue
+		}
 		fd, err := openEvent(cpu, opts.WakeupEvents, opts.Watermark, opts.Overwritable)
-		if errOffline(err) {
+		if errOffline(err) && only < 0 {
 			continue
 		}
 		if err != nil {

@@ -416,6 +416,47 @@ func ExampleNewMultiReaderFromMapOfMaps() {
 	fmt.Println("records per key:", perKey)
 }
 
+// Positions shows where a ring stands, as libbpf's ring__consumer_pos,
+// ring__producer_pos and ring__avail_data_size do: here, per ring of a
+// MultiReader, to see which one lags. Each 8-byte record takes 16 bytes
+// of the ring, its header included.
+func ExampleMultiReader_Positions() {
+	var rings []*ebpf.Map
+	defer func() {
+		for _, m := range rings {
+			m.Close()
+		}
+	}()
+	for i := range 2 {
+		m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 4096})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		rings = append(rings, m)
+		if err := submit(m, 1+2*i); err != nil { // 1 record in ring 0, 3 in ring 1
+			fmt.Println(err)
+			return
+		}
+	}
+
+	mr, err := ringbuf.NewMultiReader(rings...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mr.Close()
+	for ring := range mr.Rings() {
+		pos, err := mr.Positions(ring) // a snapshot: producers move on
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("ring %d: consumer %d, producer %d, %d of %d bytes waiting\n",
+			ring, pos.Consumer, pos.Producer, pos.AvailableBytes(), pos.Size)
+	}
+}
+
 func TestExampleOutputs(t *testing.T) {
 	events, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 4096})
 	bpftest.SkipIfNoRingBuf(t, err)
@@ -432,5 +473,6 @@ func TestExampleOutputs(t *testing.T) {
 		{Name: "ExampleNewWriter", Run: ExampleNewWriter, Output: "the BPF program took 2 records\n", Needs: progs.HaveUserRingbuf()},
 		{Name: "ExampleNewMultiReaderFromMapOfMaps", Run: ExampleNewMultiReaderFromMapOfMaps, Output: "records per key: map[0:1 1:2]\n"},
 		{Name: "ExampleReader_ReadinessFD", Run: ExampleReader_ReadinessFD, Output: "3 records\n"},
+		{Name: "ExampleMultiReader_Positions", Run: ExampleMultiReader_Positions, Output: "ring 0: consumer 0, producer 16, 16 of 4096 bytes waiting\nring 1: consumer 0, producer 48, 48 of 4096 bytes waiting\n"},
 	})
 }

@@ -493,3 +493,59 @@ func TestReadIntoViewOfOtherReader(t *testing.T) {
 		}
 	})
 }
+
+// TestPositions: every reader reports the kernel's positions of its ring,
+// as the kernel holds them: the producer's past what was produced, the
+// consumer's past what was read, and then ErrClosed.
+func TestPositions(t *testing.T) {
+	m := newRingMap(t, 4096)
+	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 16, Pattern: true})
+	r := newTestReader(t, m)
+	produce(t, p, 3)
+	check := func(what string, got RingPositions, err error, consumer, producer uint64) {
+		t.Helper()
+		want := RingPositions{Consumer: consumer, Producer: producer, Size: 4096}
+		if err != nil || got != want || got.AvailableBytes() != int(producer-consumer) {
+			t.Fatalf("%s: %+v (%d available), %v; want %+v", what, got, got.AvailableBytes(), err, want)
+		}
+		if kc, kp := kernelPositions(t, m); kc != consumer || kp != producer {
+			t.Fatalf("%s: the kernel holds %d and %d", what, kc, kp)
+		}
+	}
+	pos, err := r.Positions()
+	check("3 records produced", pos, err, 0, 3*24)
+	if _, err := r.Read(); err != nil {
+		t.Fatal(err)
+	}
+	pos, err = r.Positions()
+	check("one read", pos, err, 24, 3*24)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Positions(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Positions of a closed Reader: %v, want ErrClosed", err)
+	}
+
+	rr, err := NewRawReader(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Close()
+	pos, err = rr.Positions()
+	check("a RawReader where the Reader left", pos, err, 24, 3*24)
+
+	other := newRingMap(t, 8192)
+	mr, err := NewMultiReader(other, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mr.Close()
+	if pos, err := mr.Positions(0); err != nil || pos != (RingPositions{Size: 8192}) {
+		t.Fatalf("MultiReader ring 0: %+v, %v; want an empty ring of 8192 bytes", pos, err)
+	}
+	pos, err = mr.Positions(1)
+	check("MultiReader ring 1", pos, err, 24, 3*24)
+	if _, err := mr.Positions(2); err == nil {
+		t.Fatal("MultiReader.Positions of a ring it does not read: no error")
+	}
+}
