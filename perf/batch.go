@@ -12,7 +12,7 @@ import (
 // [Batch.Samples] iterator yields nothing.
 type Batch struct {
 	c       *consumer
-	index   int // c's in engine.consumers
+	index   int // c's in buffers.consumers
 	claim   claim
 	pos     uint64 // records below are consumed
 	limit   uint64 // the walk ends at the first record boundary from here
@@ -109,9 +109,9 @@ func (r *Reader) Batches() iter.Seq2[*Batch, error] {
 
 // batches is the engine's batch loop, handing the body each batch, and
 // again what follows a record of an unknown type after its error.
-func (e *engine) batches(yield func(*Batch, error) bool) {
-	l := &batchLoop{e: e}
-	e.core.Loop(l, func(err error) bool {
+func (bs *buffers) batches(yield func(*Batch, error) bool) {
+	l := &batchLoop{buffers: bs}
+	bs.engine.Loop(l, func(err error) bool {
 		if err != nil {
 			return yield(nil, err)
 		}
@@ -135,14 +135,14 @@ func (e *engine) batches(yield func(*Batch, error) bool) {
 	})
 }
 
-// claimLocked claims a batch of buffer i: a returned claim whole, else
+// claimBatch claims a batch of buffer i: a returned claim whole, else
 // what is produced, all of it if alone, else up to batchBytes; a sample
 // that wraps is copied into scratch.
-func (e *engine) claimLocked(i int, alone bool, scratch *[]byte) (Batch, bool, error) {
-	c := &e.consumers[i]
+func (bs *buffers) claimBatch(i int, alone bool, scratch *[]byte) (Batch, bool, error) {
+	c := &bs.consumers[i]
 	var cl claim
 	switch r, returned := c.claims.Returned(); {
-	case c.overwrite && !e.paused.Load():
+	case c.overwrite && !bs.paused.Load():
 		return Batch{}, false, ErrMustBePaused
 	case c.err != nil:
 		return Batch{}, false, c.err
@@ -263,14 +263,14 @@ func (b *Batch) remaining(end uint64) int {
 // batchLoop is a loop's batch, a readers.Holder, for Records and
 // Batches.
 type batchLoop struct {
-	e *engine
+	buffers *buffers
 	Batch
 	wrapped []byte // a sample that wraps around a buffer's end
 }
 
 // Claim claims a batch of CPU i's buffer.
 func (l *batchLoop) Claim(i int, alone bool) (readers.Take, error) {
-	b, ok, err := l.e.claimLocked(i, alone, &l.wrapped)
+	b, ok, err := l.buffers.claimBatch(i, alone, &l.wrapped)
 	if !ok { // the batch the loop ended keeps its CPU
 		return readers.None, err
 	}

@@ -24,8 +24,8 @@ func (r *Reader) ReadInto(rec *Record) error {
 		return fmt.Errorf("perf: ReadInto: nil *Record: %w", os.ErrInvalid)
 	}
 	var unknown error // a record of an unknown type: consumed, and returned
-	err := r.core.Read(func(i int, _ bool) (readers.Take, error) {
-		return r.read.one(&r.engine, i, rec, &unknown)
+	err := r.engine.Read(func(i int, _ bool) (readers.Take, error) {
+		return r.read.one(&r.buffers, i, rec, &unknown)
 	}, nil)
 	if err != nil {
 		return err
@@ -44,8 +44,8 @@ type readInto struct {
 // one copies the next record of CPU i's buffer into rec, or reports its
 // unknown type; it claims all that is produced, since nobody sees the
 // claim before it ends.
-func (ri *readInto) one(e *engine, i int, rec *Record, unknown *error) (readers.Take, error) {
-	b, ok, err := e.claimLocked(i, true, &ri.scratch)
+func (ri *readInto) one(bs *buffers, i int, rec *Record, unknown *error) (readers.Take, error) {
+	b, ok, err := bs.claimBatch(i, true, &ri.scratch)
 	if !ok {
 		return readers.None, err
 	}

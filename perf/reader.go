@@ -31,7 +31,7 @@ type ReaderOptions struct {
 // a buffer per online CPU. Every method may be called from any goroutine
 // at any time; Read, ReadInto, Records and Batches by several at once.
 type Reader struct {
-	engine
+	buffers
 }
 
 // NewReader creates a Reader with default options. perCPUBuffer is each
@@ -159,12 +159,12 @@ func (r *Reader) BufferSize() int { return int(r.consumers[0].buf.size) }
 
 // SetDeadline is ringbuf.Reader.SetDeadline: reads and loops give up
 // with os.ErrDeadlineExceeded after the records in the buffers.
-func (r *Reader) SetDeadline(t time.Time) { r.core.SetDeadline(t) }
+func (r *Reader) SetDeadline(t time.Time) { r.engine.SetDeadline(t) }
 
 // Flush is ringbuf.Reader.Flush: every read and loop in progress returns
 // the records in the buffers, then [ErrFlushed]. Use it to drain records
 // below the Watermark or WakeupEvents threshold, which wake no reader.
-func (r *Reader) Flush() error { return r.core.Flush() }
+func (r *Reader) Flush() error { return r.engine.Flush() }
 
 // Pause removes the Reader's events from the array: BPF programs' writes
 // fail with ENOENT until Resume. An overwritable Reader is read paused.
@@ -176,7 +176,7 @@ func (r *Reader) Resume() error { return r.setPaused(false, "resume") }
 // Close is ringbuf.Reader.Close, and BPF programs' writes fail with
 // ENOENT from then on, as cilium/ebpf documents, even while the caller's
 // map stays open.
-func (r *Reader) Close() error { return r.core.Close(r.removeEntries) }
+func (r *Reader) Close() error { return r.engine.Close(r.removeEntries) }
 
 // ReadinessFD returns a file descriptor that is readable once the kernel
 // wakes a reader for records (after WakeupEvents records, or Watermark
@@ -204,7 +204,7 @@ func (r *Reader) Close() error { return r.core.Close(r.removeEntries) }
 // using the Reader ends; never to be closed by the caller, nor polled
 // across Close. It returns -1 and [ErrClosed] on a closed Reader.
 func (r *Reader) ReadinessFD() (int, error) {
-	fd, err := r.core.ReadinessFD()
+	fd, err := r.engine.ReadinessFD()
 	if err != nil {
 		return -1, fmt.Errorf("perf: readiness descriptor: %w", err)
 	}

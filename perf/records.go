@@ -13,10 +13,10 @@ func (r *Reader) Records() iter.Seq2[*Record, error] {
 }
 
 // records is the engine's batch loop, with a Record for each sample.
-func (e *engine) records(yield func(*Record, error) bool) {
+func (bs *buffers) records(yield func(*Record, error) bool) {
 	var rec Record
-	l := &batchLoop{e: e}
-	e.core.Loop(l, func(err error) bool {
+	l := &batchLoop{buffers: bs}
+	bs.engine.Loop(l, func(err error) bool {
 		if err != nil {
 			return yield(nil, err)
 		}

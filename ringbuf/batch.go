@@ -11,7 +11,7 @@ import (
 // loop's body; once the loop has ended, its [Batch.Samples] yield nothing.
 type Batch struct {
 	ring     *ring
-	index    int // the ring's index in the engine
+	index    int // the ring's consumer in rings
 	key      int // Record.Ring of the ring
 	claim    claim
 	pos      uint64 // records below are consumed
@@ -57,9 +57,9 @@ func (b *Batch) Samples() iter.Seq[[]byte] {
 }
 
 // records is the loop of Batches, with a Record for each sample.
-func (e *engine) records(yield func(*Record, error) bool) {
+func (rs *rings) records(yield func(*Record, error) bool) {
 	var rec Record
-	for b, err := range e.batches {
+	for b, err := range rs.batches {
 		if err != nil {
 			yield(nil, err)
 			return
@@ -75,9 +75,9 @@ func (e *engine) records(yield func(*Record, error) bool) {
 	}
 }
 
-func (e *engine) batches(yield func(*Batch, error) bool) {
-	l := &batchLoop{e: e}
-	e.core.Loop(l, func(err error) bool {
+func (rs *rings) batches(yield func(*Batch, error) bool) {
+	l := &batchLoop{rings: rs}
+	rs.engine.Loop(l, func(err error) bool {
 		if err != nil {
 			return yield(nil, err)
 		}
@@ -87,20 +87,20 @@ func (e *engine) batches(yield func(*Batch, error) bool) {
 
 // batchLoop is a loop's Batch as readers.Engine.Loop holds it.
 type batchLoop struct {
-	e *engine
+	rings *rings
 	Batch
 }
 
 // Claim claims a batch of ring i.
 func (l *batchLoop) Claim(i int, alone bool) (readers.Take, error) {
-	e, c := l.e, &l.e.consumers[i]
+	rs, c := l.rings, &l.rings.consumers[i]
 	if c.err != nil {
-		return readers.None, e.ringErr(i, c.err)
+		return readers.None, rs.ringErr(i, c.err)
 	}
 	cl, ok, busy := c.claimBatch(alone)
 	switch {
 	case c.err != nil:
-		return readers.None, e.ringErr(i, c.err)
+		return readers.None, rs.ringErr(i, c.err)
 	case busy:
 		return readers.Busy, nil
 	case !ok:
@@ -115,8 +115,8 @@ func (l *batchLoop) Claim(i int, alone bool) (readers.Take, error) {
 		producer: c.producerPos,
 		holding:  true,
 	}
-	if e.keys != nil {
-		l.key = e.keys[i]
+	if rs.keys != nil {
+		l.key = rs.keys[i]
 	}
 	return readers.Held, nil
 }
@@ -129,7 +129,7 @@ func (l *batchLoop) Release(bool) (i, ended int, stalled bool) {
 		return 0, 0, false
 	}
 	b := &l.Batch
-	c := &l.e.consumers[b.index]
+	c := &l.rings.consumers[b.index]
 	b.holding = false
 	if b.pos < b.limit {
 		switch h := c.ring.headerAt(b.pos); {

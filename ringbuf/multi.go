@@ -15,7 +15,7 @@ import (
 // turns, a batch each (see Batch); rings may differ in size, and records
 // of different rings come in no particular order.
 type MultiReader struct {
-	*engine
+	*rings
 }
 
 // NewMultiReader reads the ring buffer maps given, at least one, each
@@ -84,11 +84,11 @@ func newMultiReader(maps []*ebpf.Map, keys []int) (*MultiReader, error) {
 	if err := distinctMaps(maps, keys); err != nil {
 		return nil, err
 	}
-	e := &engine{}
-	if err := e.open(maps, keys); err != nil {
+	rs := &rings{}
+	if err := rs.open(maps, keys); err != nil {
 		return nil, err
 	}
-	return &MultiReader{e}, nil
+	return &MultiReader{rs}, nil
 }
 
 // distinctMaps refuses a ring given twice, by any handle: each record
@@ -130,13 +130,13 @@ func (mr *MultiReader) Positions(ring int) (RingPositions, error) {
 }
 
 // SetDeadline is [Reader.SetDeadline] for every ring at once.
-func (mr *MultiReader) SetDeadline(t time.Time) { mr.core.SetDeadline(t) }
+func (mr *MultiReader) SetDeadline(t time.Time) { mr.engine.SetDeadline(t) }
 
 // Flush is [Reader.Flush] for every ring at once.
-func (mr *MultiReader) Flush() error { return mr.core.Flush() }
+func (mr *MultiReader) Flush() error { return mr.engine.Flush() }
 
 // Close is [Reader.Close] for every ring at once.
-func (mr *MultiReader) Close() error { return mr.core.Close(nil) }
+func (mr *MultiReader) Close() error { return mr.engine.Close(nil) }
 
 // ReadinessFD is [Reader.ReadinessFD] for every ring at once: readable
 // while one of the rings holds records, a Flush waits for the next read,

@@ -34,7 +34,7 @@ func (r *Reader) PeekInto(rec *Record) error {
 	}
 	p, c := &r.peek, &r.consumers[0]
 	mine := false // this call set peeking
-	return r.core.Read(func(int, bool) (readers.Take, error) {
+	return r.engine.Read(func(int, bool) (readers.Take, error) {
 		if !mine {
 			if p.peeking {
 				return readers.None, fmt.Errorf("ringbuf: %w", ErrConcurrentPeek)
@@ -62,7 +62,7 @@ func (r *Reader) PeekInto(rec *Record) error {
 func (r *Reader) Consume() error {
 	p := &r.peek
 	held := false
-	err := r.core.Release(0, func() int {
+	err := r.engine.Release(0, func() int {
 		if !p.held {
 			return 0
 		}

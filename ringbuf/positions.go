@@ -22,11 +22,11 @@ type RingPositions struct {
 // produced and not consumed, headers included (ring__avail_data_size).
 func (p RingPositions) AvailableBytes() int { return int(p.Producer - p.Consumer) }
 
-// positions reads ring i's positions while the engine is open.
-func (e *engine) positions(i int) (RingPositions, error) {
+// positions reads ring i's positions while rs is open.
+func (rs *rings) positions(i int) (RingPositions, error) {
 	var p RingPositions
-	err := e.core.Inspect(func() {
-		c := &e.consumers[i]
+	err := rs.engine.Inspect(func() {
+		c := &rs.consumers[i]
 		near := c.claims.ConsumerPos() // the kernel's, or behind it
 		p = RingPositions{
 			Consumer: c.ring.consumerPos.load(near),

@@ -22,7 +22,7 @@ import (
 // while a lease waits for samples, and Close also from inside a lease.
 // Use [Reader] to read from several goroutines.
 type RawReader struct {
-	e *engine
+	rings *rings
 	// leaseID counts the leases begun and ended: it is odd while a lease
 	// runs, and then names the one Lease that may be used.
 	leaseID     atomic.Uint64
@@ -53,11 +53,11 @@ var errConcurrent = errors.New("concurrent use of RawReader")
 // NewRawReader creates a RawReader for a ring buffer map. Like [NewReader],
 // it starts at the consumer position the map holds.
 func NewRawReader(m *ebpf.Map) (*RawReader, error) {
-	e := &engine{}
-	if err := e.open([]*ebpf.Map{m}, nil); err != nil {
+	rs := &rings{}
+	if err := rs.open([]*ebpf.Map{m}, nil); err != nil {
 		return nil, fmt.Errorf("ringbuf: %w", err)
 	}
-	return &RawReader{e: e, leaseState: &leaseState{c: &e.consumers[0]}}, nil
+	return &RawReader{rings: rs, leaseState: &leaseState{c: &rs.consumers[0]}}, nil
 }
 
 // WithLease calls fn with a [Lease] on the ring: fn reads samples with
@@ -74,11 +74,11 @@ func (rr *RawReader) WithLease(fn func(Lease) error) error {
 	id++
 	defer rr.leaseID.Add(1) // last: the next lease finds this one ended
 	rr.session = readers.Session{}
-	if err := rr.e.core.Begin(&rr.session); err != nil {
+	if err := rr.rings.engine.Begin(&rr.session); err != nil {
 		return fmt.Errorf("ringbuf: %w", err)
 	}
 	// Commits what the lease read and ends it, however fn returned.
-	defer rr.e.core.End(&rr.session, rr.leaseState)
+	defer rr.rings.engine.End(&rr.session, rr.leaseState)
 	return fn(Lease{rr: rr, id: id})
 }
 
@@ -198,10 +198,10 @@ func (s Lease) ReadSample() (data []byte, remain int, err error) {
 		if busy {
 			// The record is there, only not submitted yet: back off
 			// keeping the views, no wake-up is needed to see it.
-			err = rr.e.core.BackOff(&rr.session, rr.leaseState)
+			err = rr.rings.engine.BackOff(&rr.session, rr.leaseState)
 		} else {
 			rr.cut = rr.pos < rr.end
-			err = rr.e.core.Next(&rr.session, rr.leaseState, true)
+			err = rr.rings.engine.Next(&rr.session, rr.leaseState, true)
 		}
 		if err != nil {
 			return nil, 0, err
@@ -216,7 +216,7 @@ func (s Lease) Commit() {
 	if s.enter() != nil {
 		return
 	}
-	s.rr.e.core.Release(0, s.rr.commitLocked)
+	s.rr.rings.engine.Release(0, s.rr.commitLocked)
 }
 
 // BufferSize returns the size of the ring's data area in bytes.
@@ -227,22 +227,22 @@ func (rr *RawReader) BufferSize() int { return int(rr.c.ring.size) }
 // committed. It is 0 once the reader is closed.
 func (rr *RawReader) AvailableBytes() int {
 	available := 0
-	rr.e.core.Inspect(func() { available = rr.c.unconsumed() })
+	rr.rings.engine.Inspect(func() { available = rr.c.unconsumed() })
 	return available
 }
 
 // Positions is [Reader.Positions].
-func (rr *RawReader) Positions() (RingPositions, error) { return rr.e.positions(0) }
+func (rr *RawReader) Positions() (RingPositions, error) { return rr.rings.positions(0) }
 
 // SetDeadline is [Reader.SetDeadline]: ReadSample returns
 // os.ErrDeadlineExceeded after t, also if it is already waiting.
-func (rr *RawReader) SetDeadline(t time.Time) { rr.e.core.SetDeadline(t) }
+func (rr *RawReader) SetDeadline(t time.Time) { rr.rings.engine.SetDeadline(t) }
 
 // Flush is [Reader.Flush]: a ReadSample that waits (or, with none, the next
 // that finds the ring empty) returns ErrFlushed once the ring is empty.
-func (rr *RawReader) Flush() error { return rr.e.core.Flush() }
+func (rr *RawReader) Flush() error { return rr.rings.engine.Flush() }
 
 // Close is [Reader.Close]: a waiting ReadSample returns ErrClosed, and
 // has returned when Close returns; so does WithLease from then on. A lease that runs reads the samples it had
 // claimed, then ErrClosed; the ring is unmapped when it ends.
-func (rr *RawReader) Close() error { return rr.e.core.Close(nil) }
+func (rr *RawReader) Close() error { return rr.rings.engine.Close(nil) }

@@ -36,7 +36,7 @@ func TestStressRaw(t *testing.T) {
 			if err != nil {
 				t.Fatalf("round %d: %v", rounds, err)
 			}
-			s := &stressReader{rd: engineTarget{rr.e}, ledger: book, stream: bySize, chaotic: true}
+			s := &stressReader{rd: ringsTarget{rr.rings}, ledger: book, stream: bySize, chaotic: true}
 			s.run(t, []func() error{func() error { return s.leases(rr) }}, stressLifetime())
 		}
 		stopProducing()
@@ -46,7 +46,7 @@ func TestStressRaw(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := &stressReader{rd: engineTarget{rr.e}, ledger: book, stream: bySize}
+		s := &stressReader{rd: ringsTarget{rr.rings}, ledger: book, stream: bySize}
 		s.drainIdle(t, []func() error{func() error { return s.leases(rr) }}, "a RawReader's leases")
 		book.Check(t)
 		bpftest.CheckNoLeaks(t, before, strconv.Itoa(rounds+1)+" RawReaders closed")

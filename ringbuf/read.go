@@ -21,7 +21,7 @@ func (r *Reader) ReadInto(rec *Record) error {
 		return errNilRecord("ReadInto")
 	}
 	c := &r.consumers[0]
-	return r.core.Read(func(int, bool) (readers.Take, error) {
+	return r.engine.Read(func(int, bool) (readers.Take, error) {
 		cl, pos, length, take, err := c.takeOne(false)
 		if take == readers.Copied {
 			rec.RawSample = r.copies.Destination(rec.RawSample, int(length))

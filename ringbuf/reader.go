@@ -23,9 +23,9 @@ type Reader struct {
 	*reader // by pointer, so that Reader stays comparable, as upstream's
 }
 
-// reader is a Reader's engine, its peek and its copies.
+// reader is a Reader's ring, its peek and its copies.
 type reader struct {
-	engine
+	rings
 	peek   peek
 	copies readers.CopyCache // ReadInto's
 }
@@ -48,7 +48,7 @@ func (r *Reader) BufferSize() int { return int(r.consumers[0].ring.size) }
 // holds; 0 once the Reader is closed.
 func (r *Reader) AvailableBytes() int {
 	available := 0
-	r.core.Inspect(func() { available = r.consumers[0].unconsumed() })
+	r.engine.Inspect(func() { available = r.consumers[0].unconsumed() })
 	return available
 }
 
@@ -59,13 +59,13 @@ func (r *Reader) Positions() (RingPositions, error) { return r.positions(0) }
 // SetDeadline sets when blocked reads and loops give up with
 // os.ErrDeadlineExceeded, after the records in the ring; the zero time
 // removes it. It takes effect at once, also for reads already waiting.
-func (r *Reader) SetDeadline(t time.Time) { r.core.SetDeadline(t) }
+func (r *Reader) SetDeadline(t time.Time) { r.engine.SetDeadline(t) }
 
 // Flush makes every read and loop in progress return the records in the
 // ring, then [ErrFlushed], however soon others read again; with none in
 // progress, the next to find the ring empty does. Use it to drain records
 // submitted with BPF_RB_NO_WAKEUP, which wake no reader.
-func (r *Reader) Flush() error { return r.core.Flush() }
+func (r *Reader) Flush() error { return r.engine.Flush() }
 
 // Close stops the Reader: every blocked read returns [ErrClosed], and has
 // returned when Close returns, as with cilium/ebpf; a blocked loop has
@@ -76,7 +76,7 @@ func (r *Reader) Flush() error { return r.core.Flush() }
 // yields the rest of the batch it holds, then ErrClosed; a Peek view
 // stays valid until [Reader.Consume], which consumes it. The ring is
 // unmapped once both are done.
-func (r *Reader) Close() error { return r.core.Close(nil) }
+func (r *Reader) Close() error { return r.engine.Close(nil) }
 
 // ReadinessFD returns a file descriptor that is readable exactly while a
 // read with the deadline passed would return at once with a record or an

@@ -483,7 +483,7 @@ func TestFlushEndsEveryWait(t *testing.T) {
 				Flush:      r.Flush,
 				Close:      r.Close,
 				Flushed:    ErrFlushed,
-				InProgress: r.core.InProgress,
+				InProgress: r.engine.InProgress,
 			})
 		})
 	}

@@ -82,7 +82,7 @@ func (f *fakeRing) rawReader(tb testing.TB) (*RawReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &RawReader{e: &rd.engine, leaseState: &leaseState{c: &rd.consumers[0]}}, nil
+	return &RawReader{rings: &rd.rings, leaseState: &leaseState{c: &rd.consumers[0]}}, nil
 }
 
 // isView reports whether b, up to its capacity, overlaps the data area,

@@ -104,10 +104,10 @@ func (l *ledger) readerOpened(tb testing.TB, starts []uint64) {
 // (readerClosed). It fails tb unless the kernel was told every record
 // consumed. Nothing else reads or writes a closed, freed reader's claims:
 // it reads them without the lock.
-func (e *engine) closedPositions(tb testing.TB) []claim {
-	positions := make([]claim, len(e.consumers))
-	for i := range e.consumers {
-		c := &e.consumers[i]
+func (rs *rings) closedPositions(tb testing.TB) []claim {
+	positions := make([]claim, len(rs.consumers))
+	for i := range rs.consumers {
+		c := &rs.consumers[i]
 		if c.publishedPos != c.claims.ConsumerPos() {
 			tb.Errorf("ring %d: consumer position %d published, %d consumed", i, c.publishedPos, c.claims.ConsumerPos())
 		}
@@ -118,10 +118,10 @@ func (e *engine) closedPositions(tb testing.TB) []claim {
 
 // startPositions returns each ring's consumer position, as the kernel
 // holds it for a new reader that read nothing yet.
-func (e *engine) startPositions(tb testing.TB) []uint64 {
-	starts := make([]uint64, len(e.consumers))
-	for i := range e.consumers {
-		p, err := e.positions(i)
+func (rs *rings) startPositions(tb testing.TB) []uint64 {
+	starts := make([]uint64, len(rs.consumers))
+	for i := range rs.consumers {
+		p, err := rs.positions(i)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -130,14 +130,14 @@ func (e *engine) startPositions(tb testing.TB) []uint64 {
 	return starts
 }
 
-// engineTarget is a RawReader's engine as a stressTarget, for the loops
+// ringsTarget is a RawReader's rings as a stressTarget, for the loops
 // that read beside its leases.
-type engineTarget struct{ *engine }
+type ringsTarget struct{ *rings }
 
-func (t engineTarget) Records() iter.Seq2[*Record, error] { return t.records }
-func (t engineTarget) SetDeadline(d time.Time)            { t.core.SetDeadline(d) }
-func (t engineTarget) Flush() error                       { return t.core.Flush() }
-func (t engineTarget) Close() error                       { return t.core.Close(nil) }
+func (t ringsTarget) Records() iter.Seq2[*Record, error] { return t.records }
+func (t ringsTarget) SetDeadline(d time.Time)            { t.engine.SetDeadline(d) }
+func (t ringsTarget) Flush() error                       { return t.engine.Flush() }
+func (t ringsTarget) Close() error                       { return t.engine.Close(nil) }
 
 // stressTarget is what Reader and MultiReader share.
 type stressTarget interface {

@@ -12,15 +12,15 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
-// engine is what Reader, MultiReader and RawReader are made of: a
-// consumer per ring under readers.Engine.
-type engine struct {
-	core      readers.Engine
+// rings is what Reader, MultiReader and RawReader are made of: a consumer
+// per ring, under one engine.
+type rings struct {
+	engine    readers.Engine
 	consumers []consumer
 	keys      []int // Record.Ring of each consumer's ring (MultiReader); nil for a Reader
 }
 
-// resources are what an engine holds outside Go's heap.
+// resources are what rings hold outside Go's heap.
 type resources struct {
 	poller   *epoll.Poller
 	mappings []*mapping
@@ -38,21 +38,21 @@ func (res *resources) free() error {
 	return err
 }
 
-// open maps and polls the maps and starts e on them, in place; keys are
+// open maps and polls the maps and starts rs on them, in place; keys are
 // their Record.Ring (nil for a Reader).
-func (e *engine) open(maps []*ebpf.Map, keys []int) (err error) {
-	e.keys = keys
+func (rs *rings) open(maps []*ebpf.Map, keys []int) (err error) {
+	rs.keys = keys
 	res := &resources{}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, res.free())
 		}
 	}()
-	rings := make([]*ring, len(maps))
+	mapped := make([]*ring, len(maps))
 	for i, m := range maps {
 		var mp *mapping
-		if mp, rings[i], err = mapRingMap(m); err != nil {
-			return e.ringErr(i, err)
+		if mp, mapped[i], err = mapRingMap(m); err != nil {
+			return rs.ringErr(i, err)
 		}
 		res.mappings = append(res.mappings, mp)
 	}
@@ -61,23 +61,23 @@ func (e *engine) open(maps []*ebpf.Map, keys []int) (err error) {
 	}
 	for i, m := range maps {
 		if err := res.poller.AddEdgeTriggered(m.FD()); err != nil {
-			return e.ringErr(i, err)
+			return rs.ringErr(i, err)
 		}
 	}
-	return e.start(rings, res)
+	return rs.start(mapped, res)
 }
 
-// start starts e on mapped rings, at the kernel's consumer positions;
-// res are freed once e is closed and nothing is held.
-func (e *engine) start(rings []*ring, res *resources) error {
-	for _, rg := range rings {
+// start starts rs on mapped rings, at the kernel's consumer positions;
+// res are freed once rs is closed and nothing is held.
+func (rs *rings) start(mapped []*ring, res *resources) error {
+	for _, rg := range mapped {
 		pos := rg.loadConsumer()
 		if pos%recordAlign != 0 {
 			return fmt.Errorf("%w: consumer position %d is not 8-byte aligned", ErrCorrupt, pos)
 		}
-		e.consumers = append(e.consumers, newConsumer(rg, pos))
+		rs.consumers = append(rs.consumers, newConsumer(rg, pos))
 	}
-	e.core.Init((*engineBuffers)(e), res.poller, ErrFlushed, res.free, heldClaimPoll)
+	rs.engine.Init((*engineBuffers)(rs), res.poller, ErrFlushed, res.free, heldClaimPoll)
 	return nil
 }
 
@@ -105,25 +105,26 @@ func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
 // only a reader that caught up.
 const heldClaimPoll = time.Millisecond
 
-// engineBuffers is the engine as readers.Buffers (not the readers' methods).
-type engineBuffers engine
+// engineBuffers is rings as the engine's readers.Buffers (not the
+// readers' methods).
+type engineBuffers rings
 
 func (b *engineBuffers) Len() int         { return len(b.consumers) }
 func (b *engineBuffers) Publish(i int)    { b.consumers[i].publish() }
 func (b *engineBuffers) Ready(i int) bool { return b.consumers[i].ready() }
-func (b *engineBuffers) Err(i int) error  { return (*engine)(b).ringErr(i, b.consumers[i].err) }
+func (b *engineBuffers) Err(i int) error  { return (*rings)(b).ringErr(i, b.consumers[i].err) }
 
 // ringErr names the ring an error came from, when there are several.
-func (e *engine) ringErr(i int, err error) error {
-	if e.keys == nil || err == nil {
+func (rs *rings) ringErr(i int, err error) error {
+	if rs.keys == nil || err == nil {
 		return err
 	}
-	return fmt.Errorf("ring %d: %w", e.keys[i], err)
+	return fmt.Errorf("ring %d: %w", rs.keys[i], err)
 }
 
 // readinessFD is ReadinessFD on mapped rings.
-func (e *engine) readinessFD() (int, error) {
-	fd, err := e.core.ReadinessFD()
+func (rs *rings) readinessFD() (int, error) {
+	fd, err := rs.engine.ReadinessFD()
 	if err != nil {
 		return -1, fmt.Errorf("ringbuf: readiness descriptor: %w", err)
 	}

@@ -1,0 +1,120 @@
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/ebpf-zc/ebpf/internal/epoll"
+	"github.com/ebpf-zc/ebpf/internal/readers"
+)
+
+// buffers is what a Reader is made of: a consumer per CPU's buffer, under
+// one engine, and the events' entries in the array.
+type buffers struct {
+	engine    readers.Engine
+	consumers []consumer
+	res       *resources
+	read      readInto // ReadInto's, under the engine's lock
+
+	entries sync.Mutex  // orders Pause, Resume and Close on the array
+	removed bool        // Close removed the entries for good
+	paused  atomic.Bool // Pause removed them until Resume
+}
+
+type claim = readers.Claim
+
+// resources are what buffers hold outside Go's heap.
+type resources struct {
+	poller   *epoll.Poller
+	array    *ebpf.Map // a clone of the caller's: keeps the entries alive
+	fds      []int     // the perf events, one per online CPU
+	cpus     []int     // their CPUs, the keys in array
+	mappings [][]byte
+}
+
+// free releases the resources; a second call finds nothing to release.
+func (res *resources) free() error {
+	var err error
+	if res.poller != nil {
+		err, res.poller = res.poller.Close(), nil
+	}
+	for _, m := range res.mappings {
+		err = errors.Join(err, unmap(m))
+	}
+	for _, fd := range res.fds {
+		err = errors.Join(err, closeFd(fd))
+	}
+	res.mappings, res.fds = nil, nil
+	if res.array != nil {
+		err, res.array = errors.Join(err, res.array.Close()), nil
+	}
+	return err
+}
+
+// putEntries puts every CPU's event in the array, or deletes them.
+func (res *resources) putEntries(put bool) error {
+	for i, cpu := range res.cpus {
+		switch {
+		case res.array == nil: // a test's fake buffers
+		case put:
+			if err := res.array.Put(uint32(cpu), uint32(res.fds[i])); err != nil {
+				return fmt.Errorf("put the event of CPU %d in the array: %w", cpu, err)
+			}
+		default:
+			if err := res.array.Delete(uint32(cpu)); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+				return fmt.Errorf("delete the event of CPU %d from the array: %w", cpu, err)
+			}
+		}
+	}
+	return nil
+}
+
+// init starts bs on mapped buffers; a wait while a claim is held
+// needs no bound (docs/architecture.md, "The perf reader").
+func (bs *buffers) init(bufs []*buffer, res *resources, overwritable bool) error {
+	for i, buf := range bufs {
+		c, err := newConsumer(buf, res.cpus[i], overwritable)
+		if err != nil {
+			return err
+		}
+		bs.consumers = append(bs.consumers, c)
+	}
+	bs.res = res
+	bs.engine.Init((*engineBuffers)(bs), res.poller, ErrFlushed, res.free, 0)
+	return nil
+}
+
+// engineBuffers is buffers as the engine's readers.Buffers (not the
+// Reader's methods).
+type engineBuffers buffers
+
+func (b *engineBuffers) Len() int         { return len(b.consumers) }
+func (b *engineBuffers) Publish(i int)    { b.consumers[i].publish() }
+func (b *engineBuffers) Ready(i int) bool { return b.consumers[i].ready() }
+func (b *engineBuffers) Err(i int) error  { return b.consumers[i].err }
+
+// setPaused deletes the events from the array (pause) or puts them back.
+func (bs *buffers) setPaused(pause bool, op string) error {
+	bs.entries.Lock()
+	defer bs.entries.Unlock()
+	if bs.removed {
+		return fmt.Errorf("perf: %s: %w", op, ErrClosed)
+	}
+	if err := bs.res.putEntries(!pause); err != nil {
+		return fmt.Errorf("perf: %w", err)
+	}
+	bs.paused.Store(pause)
+	return nil
+}
+
+// removeEntries deletes the events from the array for good: Close's.
+func (bs *buffers) removeEntries() error {
+	bs.entries.Lock()
+	defer bs.entries.Unlock()
+	bs.removed = true
+	return bs.res.putEntries(false)
+}
