@@ -178,31 +178,33 @@ func (r *Reader) Resume() error { return r.setPaused(false, "resume") }
 // map stays open.
 func (r *Reader) Close() error { return r.engine.Close(r.removeEntries) }
 
-// ReadinessFD returns a file descriptor that is readable once the kernel
-// wakes a reader for records (after WakeupEvents records, or Watermark
-// bytes, in a CPU's buffer; see [ReaderOptions]), while a [Reader.Flush]
-// waits for the next read to find the buffers empty, and once the Reader
-// is closed: for one event loop that serves the buffers beside sockets
-// and timers, as libbpf's perf_buffer__epoll_fd does. Read what it
-// announces through the Reader (Read, ReadInto, Records…) with a
+// ReadinessFD returns a file descriptor that is readable exactly while a
+// read with the deadline passed would return at once with a record or an
+// error: records wait in a CPU's buffer that no read or loop body holds,
+// a [Reader.Flush] waits for the next read that finds the buffers empty,
+// or the Reader is closed. With it one event loop serves the buffers
+// beside sockets and timers, as libbpf's perf_buffer__epoll_fd does. Read
+// what it announces through the Reader (Read, ReadInto, Records…) with a
 // deadline already passed ([Reader.SetDeadline]), until a read returns
 // [os.ErrDeadlineExceeded] or [ErrFlushed].
 //
-// A perf event reports a wake-up once, to whoever polls it first
-// (perf_poll, kernel/events/core.c). So poll the descriptor in one place,
-// and read until a read finds nothing: records left after a wake-up was
-// reported wait for the next one. A read that finds nothing takes the
-// wake-ups still pending, so that none is left for records already read.
-// A read or loop that waits in the Reader (no deadline, or one still
-// ahead) may take a wake-up the descriptor would show; then the
-// descriptor stays readable until a read finds the buffers empty, so that
-// no record goes unannounced, and a read it announced may find nothing.
+// It is an eventfd the Reader sets after every read, loop step, Flush
+// and Close; records written while nobody reads reach it once the kernel
+// wakes the Reader: after WakeupEvents records, or Watermark bytes, in a
+// CPU's buffer (see [ReaderOptions]). Records below that threshold show
+// only once something else wakes or reads the Reader; Flush drains them.
+// The kernel reports a wake-up once, to whoever polls the event first
+// (perf_poll, kernel/events/core.c): the Reader's own poller takes it, so
+// any number of pollers may watch the descriptor. A read or loop waiting
+// in the Reader beside the event loop may take what the descriptor
+// announced; then the event loop's read finds nothing.
 //
 // Its lifetime is ringbuf.Reader.ReadinessFD's: made on the first call
-// (an epoll instance and an eventfd), the same on later calls, owned by
-// the Reader and closed by [Reader.Close], or once the last loop body
-// using the Reader ends; never to be closed by the caller, nor polled
-// across Close. It returns -1 and [ErrClosed] on a closed Reader.
+// (an eventfd, and an epoll instance that a goroutine waits on), the same
+// on later calls, owned by the Reader and closed by [Reader.Close], or
+// once the last loop body using the Reader ends; never to be closed by
+// the caller, nor polled across Close. It returns -1 and [ErrClosed] on a
+// closed Reader.
 func (r *Reader) ReadinessFD() (int, error) {
 	fd, err := r.engine.ReadinessFD()
 	if err != nil {

@@ -139,8 +139,9 @@ func (mr *MultiReader) Flush() error { return mr.engine.Flush() }
 func (mr *MultiReader) Close() error { return mr.engine.Close(nil) }
 
 // ReadinessFD is [Reader.ReadinessFD] for every ring at once: readable
-// while one of the rings holds records, a Flush waits for the next read,
-// or the MultiReader is closed.
+// exactly while a read with the deadline passed would return at once:
+// one of the rings holds records no loop body holds, a Flush waits for
+// the next read, or the MultiReader is closed.
 func (mr *MultiReader) ReadinessFD() (int, error) { return mr.readinessFD() }
 
 // Records is [Reader.Records] over every ring ([Record.Ring]).
