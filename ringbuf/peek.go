@@ -33,6 +33,9 @@ func (r *Reader) PeekInto(rec *Record) error {
 		return errNilRecord("PeekInto")
 	}
 	p, c := &r.peek, &r.consumers[0]
+	if r.engine.Renew(func() bool { return r.renewPeek(rec) }) {
+		return nil
+	}
 	mine := false // this call set peeking
 	return r.engine.Read(func(int, bool) (readers.Take, error) {
 		if !mine {
@@ -41,8 +44,12 @@ func (r *Reader) PeekInto(rec *Record) error {
 			}
 			p.peeking, mine = true, true
 		}
+		oldest := c.claims.Empty() // what it holds, Consume may end without the lock
 		cl, pos, length, take, err := c.takeOne(true)
 		if take == readers.Held {
+			if oldest {
+				take = readers.Lent
+			}
 			p.held, p.claim = true, cl
 			p.lines = c.ring.loadLines(pos, cl.End-pos, streamMax)
 			rec.RawSample = c.ring.sample(pos, length)
@@ -56,20 +63,53 @@ func (r *Reader) PeekInto(rec *Record) error {
 	})
 }
 
+// renewPeek is PeekInto's common case, under the engine's lock: Consume
+// returned the last view without the lock (the kernel has its end), and
+// the next record is committed: the view's claim moves on to it
+// (readers.Engine.Renew).
+func (r *reader) renewPeek(rec *Record) bool {
+	p, c := &r.peek, &r.consumers[0]
+	pos := p.claim.End
+	if pos == c.producerPos || !r.peekReturned() {
+		return false // the producer position is loaded on the slow path
+	}
+	h := c.ring.headerAt(pos)
+	if h&(busyBit|discardBit) != 0 || h.total() > c.producerPos-pos {
+		return false
+	}
+	cl, ok := c.claims.Renew(p.claim, pos+h.total())
+	if !ok {
+		return false
+	}
+	c.publishedPos = pos // Consume published it
+	p.claim, p.held, p.peeking = cl, true, true
+	p.lines = c.ring.loadLines(pos, h.total(), streamMax)
+	rec.RawSample = c.ring.sample(pos, h.length())
+	rec.Remaining = int(c.producerPos - cl.End)
+	return true
+}
+
 // Consume consumes the peeked record and ends its view; when it returns,
 // the kernel knows the record's space is free, also after Close. It
 // returns [ErrNotPeeked] if no record is peeked ([ErrClosed] once closed).
 func (r *Reader) Consume() error {
-	p := &r.peek
+	// A view lent (readers.Loan) ends with one compare-and-swap and one
+	// store, without the lock.
+	end := r.peek.claim.End // before the loan is back: then another PeekInto may move it on
+	if r.loan.BeginReturn() {
+		r.consumers[0].ring.publishConsumer(end)
+		if r.loan.CalledBack() {
+			r.engine.Release(0, r.releasePeek) // tell the engine, which settles it
+		}
+		return nil
+	}
 	held := false
 	err := r.engine.Release(0, func() int {
-		if !p.held {
+		held = r.peek.held && !r.loan.Returning() // another Consume returns it
+		if !held {
 			return 0
 		}
-		held = true
-		p.held, p.peeking = false, false
-		r.consumers[0].claims.Release(p.claim, p.claim.End)
-		return 1
+		return r.releasePeek()
 	})
 	switch {
 	case held:
@@ -78,4 +118,23 @@ func (r *Reader) Consume() error {
 		return err // ErrClosed
 	}
 	return ErrNotPeeked
+}
+
+// peekReturned reports whether the kernel has the lent view's end, from
+// Consume (readers.Loan).
+func (r *reader) peekReturned() bool {
+	c := &r.consumers[0]
+	end := r.peek.claim.End
+	return int64(c.ring.consumerPos.load(end)-end) >= 0
+}
+
+// releasePeek ends the view, if one is held, under the engine's lock.
+func (r *reader) releasePeek() (ended int) {
+	p := &r.peek
+	if !p.held {
+		return 0
+	}
+	p.held, p.peeking = false, false
+	r.consumers[0].claims.Release(p.claim, p.claim.End)
+	return 1
 }

@@ -27,6 +27,7 @@ type Reader struct {
 type reader struct {
 	rings
 	peek   peek
+	loan   *readers.Loan     // the engine's, through which a view is lent
 	copies readers.CopyCache // ReadInto's
 }
 
@@ -37,6 +38,7 @@ func NewReader(m *ebpf.Map) (*Reader, error) {
 	if err := r.open([]*ebpf.Map{m}, nil); err != nil {
 		return nil, fmt.Errorf("ringbuf: %w", err)
 	}
+	r.loan = r.engine.Lender(r.releasePeek, r.peekReturned)
 	return &Reader{r}, nil
 }
 

@@ -56,6 +56,18 @@ func (l *Claims) Hold(end uint64) Claim {
 	return c
 }
 
+// Renew moves c, the only claim listed, read whole, on to the records
+// from its end to end, as a new claim held: it reports false, changing
+// nothing, unless c is the only claim and nothing was claimed past it.
+func (l *Claims) Renew(c Claim, end uint64) (Claim, bool) {
+	if len(l.items) != 1 || l.items[0] != (item{Claim: c}) || l.pos != c.End {
+		return Claim{}, false
+	}
+	next := Claim{Start: c.End, End: end}
+	l.items[0].Claim, l.pos = next, end
+	return next, true
+}
+
 // Returned returns the oldest claim given back, if any.
 func (l *Claims) Returned() (Claim, bool) {
 	if l.returned == 0 {

@@ -38,6 +38,9 @@ const (
 	// lock until it gives them back (Release); the buffers stay mapped
 	// until then.
 	Held
+	// Lent: Held, as the buffer's oldest claim, which the holder may give
+	// back without the lock (Loan).
+	Lent
 )
 
 // A Holder is what one loop or lease holds, called with the engine's lock
@@ -65,9 +68,11 @@ type Engine struct {
 	free          func() error
 	cleanup       runtime.Cleanup // frees the resources of a reader nobody closed
 	heldClaimPoll time.Duration
+	n             int  // buffers.Len()
 	turn          int  // the buffer the next claim looks at first
-	held          int  // claims held outside the lock
+	held          int  // claims held outside the lock, lent ones included
 	freed         bool // free ran
+	loan          Loan // the claim lent, if one is out (loan.go)
 }
 
 // Init starts the engine on buffers, waiting on poller. flushed is the
@@ -77,6 +82,7 @@ type Engine struct {
 // buffers whose kernel wakes only a reader that caught up (zero: none).
 func (e *Engine) Init(buffers Buffers, poller *epoll.Poller, flushed error, free func() error, heldClaimPoll time.Duration) {
 	e.buffers, e.poller, e.free, e.heldClaimPoll = buffers, poller, free, heldClaimPoll
+	e.n = buffers.Len()
 	e.wait = epoll.NewWaiter(&e.mu, poller, flushed)
 	// On the engine, so on whatever holds it: a loop keeps its reader's
 	// engine through the method value Records returned, after the caller
@@ -97,17 +103,32 @@ type Session struct {
 // A record Copied is published before Read returns; one Held stays the
 // caller's until Release. failed, if not nil, runs with the lock held
 // when Read returns an error.
-func (e *Engine) Read(claim func(i int, alone bool) (Take, error), failed func()) (err error) {
+func (e *Engine) Read(claim func(i int, alone bool) (Take, error), failed func()) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	defer e.settleLocked()
-	if failed != nil {
-		defer func() {
-			if err != nil {
-				failed()
-			}
-		}()
+	return e.readLocked(claim, failed)
+}
+
+// readLocked is Read; its common case, a record there to take, begins
+// no read and defers nothing (BenchmarkRead, mode copy).
+func (e *Engine) readLocked(claim func(i int, alone bool) (Take, error), failed func()) (err error) {
+	take := None
+	if !e.wait.Closed() {
+		take, err = e.claimTurnLocked(claim, e.wait.Active() == 0)
 	}
+	if take < Copied && err == nil {
+		err = e.waitToTakeLocked(claim)
+	}
+	if err != nil && failed != nil {
+		failed()
+	}
+	e.settleLocked()
+	return err
+}
+
+// waitToTakeLocked is Read with nothing to take yet: it waits, and
+// claims again, until claim takes something or the wait ends.
+func (e *Engine) waitToTakeLocked(claim func(i int, alone bool) (Take, error)) error {
 	var s Session
 	if err := e.wait.Begin(&s.ticket); err != nil {
 		return err
@@ -119,7 +140,7 @@ func (e *Engine) Read(claim func(i int, alone bool) (Take, error), failed func()
 			return os.ErrClosed
 		}
 		if !stalled {
-			take, err := e.claimTurnLocked(claim)
+			take, err := e.claimTurnLocked(claim, e.wait.Active() == 1)
 			if take >= Copied || err != nil {
 				return err
 			}
@@ -134,15 +155,18 @@ func (e *Engine) Read(claim func(i int, alone bool) (Take, error), failed func()
 
 // claimTurnLocked runs claim on each buffer in turn until one takes
 // something; a hold moves the turn past its buffer, so that buffers with
-// records take turns.
-func (e *Engine) claimTurnLocked(claim func(i int, alone bool) (Take, error)) (Take, error) {
-	alone := e.wait.Active() == 1
-	n := e.buffers.Len()
+// records take turns. alone: no other read or loop is in progress.
+func (e *Engine) claimTurnLocked(claim func(i int, alone bool) (Take, error), alone bool) (Take, error) {
+	e.settleLoanLocked()
+	n := e.n
 	busy := false
 	for k := range n {
 		i := e.turn + k
 		if i >= n {
 			i -= n
+		}
+		if e.loan.lent && e.loan.buffer == i {
+			e.callBackLocked(false) // what this takes, the loan's end must publish
 		}
 		take, err := claim(i, alone)
 		switch {
@@ -152,7 +176,10 @@ func (e *Engine) claimTurnLocked(claim func(i int, alone bool) (Take, error)) (T
 			e.turn = i
 			e.buffers.Publish(i)
 			return take, nil
-		case take == Held:
+		case take >= Held:
+			if take == Lent {
+				e.lendLocked(i)
+			}
 			e.turn = i + 1
 			if e.turn == n {
 				e.turn = 0
@@ -178,20 +205,21 @@ func (e *Engine) claimTurnLocked(claim func(i int, alone bool) (Take, error)) (T
 // lock: release ends them in the buffer's claims and says how many. The
 // kernel is told, and the resources of a closed reader freed once
 // nothing is held. With nothing ended it returns os.ErrClosed once
-// closed.
+// closed. It ends a loan called back, whose holder gives it back so.
 func (e *Engine) Release(i int, release func() (ended int)) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer e.settleLocked()
+	e.settleLoanLocked()
 	ended := release()
-	if ended == 0 {
-		if e.wait.Closed() {
-			return os.ErrClosed
-		}
-		return nil
+	if ended > 0 {
+		e.releasedLocked(i, ended)
 	}
-	e.releasedLocked(i, ended)
-	return e.freeIfUnusedLocked()
+	err := e.freeIfUnusedLocked()
+	if ended == 0 && e.wait.Closed() {
+		return errors.Join(os.ErrClosed, err)
+	}
+	return err
 }
 
 func (e *Engine) releasedLocked(i, ended int) {
@@ -263,7 +291,7 @@ func (e *Engine) Next(s *Session, h Holder, lease bool) error {
 		}
 		if !stalled {
 			var take Take
-			if take, err = e.claimTurnLocked(h.Claim); take >= Copied || err != nil {
+			if take, err = e.claimTurnLocked(h.Claim, e.wait.Active() == 1); take >= Copied || err != nil {
 				break
 			}
 			stalled = take == Busy
@@ -355,7 +383,7 @@ func (e *Engine) waitLocked(s *Session, busy bool) error {
 		return nil
 	}
 	s.busyWaits = 0
-	for i := range e.buffers.Len() {
+	for i := range e.n {
 		if e.buffers.Ready(i) {
 			return nil // it may have woken nobody
 		}
@@ -378,7 +406,8 @@ func (e *Engine) publishAllLocked() {
 	if e.freed {
 		return
 	}
-	for i := range e.buffers.Len() {
+	e.settleLoanLocked()
+	for i := range e.n {
 		e.buffers.Publish(i)
 	}
 }
@@ -392,11 +421,16 @@ func (e *Engine) publishAllLocked() {
 // claims are held and it is not, the watcher looks again every
 // heldClaimPoll, for records produced behind them, which wake nobody.
 func (e *Engine) settleLocked() {
-	if e.readiness == nil && e.wait.Idle() {
-		return
+	if e.readiness != nil || !e.wait.Idle() {
+		e.settleAllLocked()
 	}
+}
+
+// settleAllLocked is settleLocked with a sleeper or a descriptor to tell.
+func (e *Engine) settleAllLocked() {
+	e.settleLoanLocked()
 	ready := false
-	for i := range e.buffers.Len() {
+	for i := range e.n {
 		if e.buffers.Ready(i) || e.buffers.Err(i) != nil {
 			ready = true
 			break
@@ -435,6 +469,7 @@ func (e *Engine) ReadinessFD() (int, error) {
 			return -1, err
 		}
 		e.readiness = rd
+		e.callBackLocked(true) // its end shows what follows it
 		e.settleLocked()
 	}
 	return e.readiness.FD(), nil
@@ -460,6 +495,7 @@ func (e *Engine) Inspect(look func()) error {
 	if e.wait.Closed() || e.freed {
 		return os.ErrClosed
 	}
+	e.settleLoanLocked()
 	look()
 	return nil
 }
@@ -508,6 +544,7 @@ func (e *Engine) Close(stop func() error) error {
 	if e.wait.Closed() {
 		return nil
 	}
+	e.callBackLocked(true) // its end frees the buffers
 	e.publishAllLocked()
 	var err error
 	if stop != nil {
