@@ -41,20 +41,28 @@ var snapshotCopied func()
 // a time: a second loop gets [ErrConcurrentSnapshot]. Stats and Close may
 // be called at any time from any goroutine, a loop body included.
 type SnapshotReader struct {
-	mu           sync.Mutex // guards the mapping, next and stats
+	mu           sync.Mutex // guards the mapping and stats; next too, but for a running loop's moves
 	mapping      *mapping   // nil once closed
 	ring         *ring
 	overwritePos position
-	next         uint64 // records before it were handed out, or lost
-	stats        SnapshotStats
-	cleanup      runtime.Cleanup
+	// next is the position before which records were handed out, or
+	// lost, with closedBit once Close ran. A loop moves it past each
+	// record before it hands the record out, with a compare-and-swap that
+	// fails once closedBit is set: Close learns at once, whatever the
+	// instant, which records were handed out, and publishes them.
+	next    atomic.Uint64
+	stats   SnapshotStats
+	cleanup runtime.Cleanup
 
 	copied     []byte        // the running snapshot's copy of the ring, owned by the loop
 	copiedFrom uint64        // the position of copied[0]
 	fence      atomic.Uint64 // a read-modify-write between a copy and its re-check
 	inLoop     atomic.Bool   // a Snapshot loop runs
-	closed     atomic.Bool
 }
+
+// closedBit marks next once the reader is closed: positions are 8-byte
+// aligned, so their lowest bit is free.
+const closedBit = 1
 
 // SnapshotStats counts what a [SnapshotReader] handed out and what it lost.
 // With records of one size, Records plus LostBytes over that size is the
@@ -111,7 +119,8 @@ func newSnapshotReader(mp *mapping, rg *ring) (*SnapshotReader, error) {
 	if next%recordAlign != 0 {
 		return nil, fmt.Errorf("%w: consumer position %d is not 8-byte aligned", ErrCorrupt, next)
 	}
-	r := &SnapshotReader{mapping: mp, ring: rg, overwritePos: rg.overwritePosition(), next: next}
+	r := &SnapshotReader{mapping: mp, ring: rg, overwritePos: rg.overwritePosition()}
+	r.next.Store(next)
 	r.cleanup = runtime.AddCleanup(r, func(mp *mapping) { mp.unmap() }, mp)
 	return r, nil
 }
@@ -142,14 +151,15 @@ func (r *SnapshotReader) Snapshot() iter.Seq2[[]byte, error] {
 			return
 		}
 		pos, records := start, uint64(0)
-		defer func() { r.handedOut(pos, records) }()
+		defer func() { r.handedOut(records) }()
 		for pos != end {
-			if r.closed.Load() {
+			off := pos - r.copiedFrom
+			h := header(*(*uint32)(unsafe.Pointer(&r.copied[off])))
+			// Handed out from here on, unless Close came first.
+			if !r.next.CompareAndSwap(pos, pos+h.total()) {
 				yield(nil, ErrClosed)
 				return
 			}
-			off := pos - r.copiedFrom
-			h := header(*(*uint32)(unsafe.Pointer(&r.copied[off])))
 			pos += h.total()
 			if h.discarded() {
 				continue
@@ -170,15 +180,20 @@ func (r *SnapshotReader) Stats() SnapshotStats {
 }
 
 // Close unmaps the ring. A snapshot loop running ends with [ErrClosed] at
-// its next record; Close waits only for a copy in progress. Closing twice
-// returns nil.
+// its next record; Close waits only for a copy in progress. Before it
+// unmaps, it publishes the position up to which records were handed out,
+// the running loop's included, so that the next SnapshotReader of the map
+// hands none of them out again. Closing twice returns nil.
 func (r *SnapshotReader) Close() error {
-	if !r.closed.CompareAndSwap(false, true) {
-		return nil
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// Under mu: take stores next only while the reader is open.
+	next := r.next.Or(closedBit)
+	if next&closedBit != 0 {
+		return nil
+	}
 	r.cleanup.Stop()
+	r.ring.publishConsumer(next)
 	mp := r.mapping
 	r.mapping, r.ring = nil, nil
 	return mp.unmap()
@@ -203,14 +218,15 @@ func (r *SnapshotReader) take() (start, end uint64, err error) {
 		return 0, 0, ErrClosed
 	}
 	for range snapshotAttempts {
-		producer := r.ring.producerPos.load(r.next)
-		overwrite := r.overwritePos.load(r.next)
+		next := r.next.Load()
+		producer := r.ring.producerPos.load(next)
+		overwrite := r.overwritePos.load(next)
 		if int64(producer-overwrite) > int64(r.ring.size) || producer%recordAlign != 0 || overwrite%recordAlign != 0 {
 			return 0, 0, fmt.Errorf("%w: producer position %d, overwrite position %d, ring of %d bytes",
 				ErrCorrupt, producer, overwrite, r.ring.size)
 		}
 		r.skipToLocked(overwrite)
-		start = r.next
+		start = r.next.Load()
 		r.copiedFrom = start
 		end, corrupt := r.copyLocked(start, producer)
 		if snapshotCopied != nil {
@@ -230,7 +246,8 @@ func (r *SnapshotReader) take() (start, end uint64, err error) {
 			return overwritten, end, corrupt
 		}
 	}
-	return r.next, r.next, nil
+	next := r.next.Load()
+	return next, next, nil
 }
 
 // copyLocked copies the committed records from start to producer, or to
@@ -279,21 +296,21 @@ func (r *SnapshotReader) dropTornLocked(start, end, overwritten uint64) (landed 
 // skipToLocked moves the handed-out position to pos, if pos is past it,
 // counting the space in between as lost.
 func (r *SnapshotReader) skipToLocked(pos uint64) {
-	if lost := pos - r.next; int64(lost) > 0 {
+	if lost := pos - r.next.Load(); int64(lost) > 0 {
 		r.stats.LostBytes += lost
-		r.next = pos
+		r.next.Store(pos)
 	}
 }
 
-// handedOut records that a loop handed out records up to pos, and tells
-// the kernel, so that BPF_RB_AVAIL_DATA and poll count only the records
-// not handed out.
-func (r *SnapshotReader) handedOut(pos, records uint64) {
+// handedOut counts the records a loop handed out, and tells the kernel
+// the position up to which it handed them out (next), so that
+// BPF_RB_AVAIL_DATA and poll count only the records not handed out. Once
+// closed, Close told it.
+func (r *SnapshotReader) handedOut(records uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stats.Records += records
-	r.next = pos
 	if r.ring != nil {
-		r.ring.publishConsumer(pos)
+		r.ring.publishConsumer(r.next.Load())
 	}
 }
