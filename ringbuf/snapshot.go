@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"unsafe"
 
 	"github.com/cilium/ebpf"
@@ -86,10 +87,15 @@ type SnapshotStats struct {
 // It starts after the records an earlier reader of m handed out (the
 // kernel's consumer position). A ring created without BPF_F_RB_OVERWRITE
 // is refused with an error wrapping [ebpf.ErrNotSupported]: read it with
-// [NewReader].
+// [NewReader]. A closed map is refused with one wrapping
+// [syscall.EBADF], as NewReader refuses it.
 func NewSnapshotReader(m *ebpf.Map) (*SnapshotReader, error) {
 	if m == nil {
 		return nil, errors.New("nil map")
+	}
+	if m.FD() < 0 {
+		// Before the type and flags, which a closed Map still reports.
+		return nil, fmt.Errorf("map %v is closed: %w", m, syscall.EBADF)
 	}
 	if err := requireMapped(m.Type(), runtime.GOOS); err != nil {
 		return nil, err

@@ -8,8 +8,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cilium/ebpf"
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/cpustat"
@@ -218,4 +221,35 @@ func produceOn(tb testing.TB, p *progs.Producer, cpu, n int) {
 	}
 	defer unpin()
 	produce(tb, p, n)
+}
+
+// TestSnapshotClosedMap checks that NewSnapshotReader refuses a closed map
+// for its descriptor, as NewReader does, not as a ring of the wrong kind:
+// a closed Map still reports its type and flags.
+func TestSnapshotClosedMap(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		new  func(testing.TB, int) *ebpf.Map
+	}{
+		{"normal ring", newRingMap},
+		{"overwrite-mode ring", newSnapshotRing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.new(t, os.Getpagesize())
+			if err := m.Close(); err != nil {
+				t.Fatal(err)
+			}
+			r, err := NewSnapshotReader(m)
+			if err == nil {
+				r.Close()
+				t.Fatal("a closed map accepted")
+			}
+			if !errors.Is(err, syscall.EBADF) || errors.Is(err, ebpf.ErrNotSupported) {
+				t.Errorf("NewSnapshotReader of a closed map: %q, want EBADF, not ErrNotSupported", err)
+			}
+			if _, err := NewReader(m); !errors.Is(err, syscall.EBADF) {
+				t.Errorf("NewReader of the same closed map: %q, not the EBADF NewSnapshotReader matches", err)
+			}
+		})
+	}
 }
