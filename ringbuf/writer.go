@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -125,10 +126,15 @@ type Reservation struct {
 
 // NewWriter creates a Writer for a user ring buffer map
 // (ebpf.UserRingbuf). It continues from the producer position the map
-// holds, so a pinned ring gets records after those already in it.
+// holds, so a pinned ring gets records after those already in it. A
+// closed map is refused with an error wrapping [syscall.EBADF].
 func NewWriter(m *ebpf.Map) (*Writer, error) {
 	if m == nil {
 		return nil, errors.New("ringbuf: writer: nil map")
+	}
+	if m.FD() < 0 {
+		// Before the type, which a closed Map still reports.
+		return nil, fmt.Errorf("ringbuf: writer: map %v is closed: %w", m, syscall.EBADF)
 	}
 	if m.Type() != ebpf.UserRingbuf {
 		return nil, fmt.Errorf("ringbuf: writer: map type %s is not %s", m.Type(), ebpf.UserRingbuf)
