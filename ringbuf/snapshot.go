@@ -61,8 +61,9 @@ type SnapshotReader struct {
 	inLoop     atomic.Bool   // a Snapshot loop runs
 }
 
-// closedBit marks next once the reader is closed: positions are 8-byte
-// aligned, so their lowest bit is free.
+// closedBit marks next once the reader is closed: the positions next
+// takes are 8-byte aligned (newSnapshotReader and take check each), so
+// their lowest bit is free.
 const closedBit = 1
 
 // SnapshotStats counts what a [SnapshotReader] handed out and what it lost.
@@ -240,6 +241,10 @@ func (r *SnapshotReader) take() (start, end uint64, err error) {
 		}
 		r.fence.Add(1)
 		overwritten := r.overwritePos.load(start)
+		if overwritten%recordAlign != 0 {
+			// Not a record's start: it must not become next (closedBit).
+			return 0, 0, fmt.Errorf("%w: overwrite position %d is not 8-byte aligned", ErrCorrupt, overwritten)
+		}
 		if int64(overwritten-start) <= 0 {
 			return start, end, corrupt
 		}

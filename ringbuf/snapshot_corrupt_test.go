@@ -1,0 +1,51 @@
+//go:build linux
+
+package ringbuf
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ebpf-zc/ebpf/internal/progs"
+)
+
+// snapshotErrs takes one snapshot of r and returns its records' sequence
+// numbers and its errors.
+func snapshotErrs(tb testing.TB, r *SnapshotReader, recordSize int) (got []uint64, errs []error) {
+	tb.Helper()
+	for sample, err := range r.Snapshot() {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		got = append(got, seqs(tb, [][]byte{sample}, recordSize)...)
+	}
+	return got, errs
+}
+
+// TestSnapshotMisalignedOverwrite moves the overwrite position off a
+// record's start (and off 8-byte alignment) between a snapshot's copy and
+// its re-check: the snapshot fails with ErrCorrupt, hands nothing out,
+// and the reader still closes, refusing snapshots after.
+func TestSnapshotMisalignedOverwrite(t *testing.T) {
+	const recordSize = 56
+	f := newOverwriteFake(t, 4096)
+	for seq := range uint64(10) {
+		f.write(progs.AppendOverwriteRecord(nil, seq, recordSize))
+	}
+	r := f.reader(t)
+	snapshotCopied = func() { atomic.AddUint64(&f.words[3], 1) }
+	t.Cleanup(func() { snapshotCopied = nil })
+	got, errs := snapshotErrs(t, r, recordSize)
+	snapshotCopied = nil
+	if len(got) != 0 || len(errs) != 1 || !errors.Is(errs[0], ErrCorrupt) {
+		t.Fatalf("records %v, errors %v; want ErrCorrupt alone", got, errs)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs := snapshotErrs(t, r, recordSize); len(errs) != 1 || !errors.Is(errs[0], ErrClosed) {
+		t.Fatalf("snapshot after Close: %v, want ErrClosed alone", errs)
+	}
+}
