@@ -144,7 +144,8 @@ func newSnapshotReader(mp *mapping, rg *ring) (*SnapshotReader, error) {
 // them first. An error ends the loop as its last pair: [ErrClosed] once
 // the reader is closed (Close from the body ends the loop),
 // [ErrConcurrentSnapshot], or [ErrCorrupt] if the positions or a header
-// contradict the kernel's layout.
+// contradict the kernel's layout (after the records before a bad header:
+// each snapshot stops there).
 func (r *SnapshotReader) Snapshot() iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
 		if !r.inLoop.CompareAndSwap(false, true) {
@@ -153,7 +154,7 @@ func (r *SnapshotReader) Snapshot() iter.Seq2[[]byte, error] {
 		}
 		defer r.inLoop.Store(false)
 		start, end, err := r.take()
-		if err != nil {
+		if err != nil && start == end {
 			yield(nil, err)
 			return
 		}
@@ -175,6 +176,9 @@ func (r *SnapshotReader) Snapshot() iter.Seq2[[]byte, error] {
 			if !yield(r.copied[off+headerSize:off+headerSize+uint64(h.length()):off+headerSize+uint64(h.length())], nil) {
 				return
 			}
+		}
+		if err != nil {
+			yield(nil, err) // the bad header at end
 		}
 	}
 }
@@ -208,7 +212,9 @@ func (r *SnapshotReader) Close() error {
 
 // take copies the records from the handed-out position to the first busy
 // one (or the producer position) into r.copied, and returns the range of
-// positions whose records it copied intact.
+// positions whose records it copied intact, with ErrCorrupt if a bad
+// header ends it; or an empty range with the error that ends the
+// snapshot.
 //
 // The copy walks the ring's headers, loading each before its payload. Then
 // a read-modify-write orders the copy's loads before a new load of the
@@ -251,9 +257,10 @@ func (r *SnapshotReader) take() (start, end uint64, err error) {
 		landed := r.dropTornLocked(start, end, overwritten)
 		r.skipToLocked(overwritten)
 		if landed {
-			if corrupt != nil && int64(end-overwritten) < 0 {
-				corrupt = nil // the bad header was one the producer rewrote
-			}
+			// The walk landed inside the copy: the bad header, if any, is
+			// at or past the overwrite position, so not one the producer
+			// rewrote. A copy whose bad header lies before it is taken
+			// again.
 			return overwritten, end, corrupt
 		}
 	}

@@ -24,6 +24,31 @@ func snapshotErrs(tb testing.TB, r *SnapshotReader, recordSize int) (got []uint6
 	return got, errs
 }
 
+// TestSnapshotBadHeader checks that a snapshot hands out the records
+// before a header that claims more than was produced, then ErrCorrupt,
+// and that the next snapshot stops at the same header: the records
+// before it are not held back with it.
+func TestSnapshotBadHeader(t *testing.T) {
+	const recordSize = 56
+	f := newOverwriteFake(t, 4096)
+	for seq := range uint64(5) {
+		f.write(progs.AppendOverwriteRecord(nil, seq, recordSize))
+	}
+	f.writeHeader(3*(recordSize+headerSize), 4000) // record 3 claims 4000 bytes
+	r := f.reader(t)
+	got, errs := snapshotErrs(t, r, recordSize)
+	if len(got) != 3 || got[2] != 2 || len(errs) != 1 || !errors.Is(errs[0], ErrCorrupt) {
+		t.Fatalf("snapshot over a bad header: records %v, errors %v; want 0 1 2, then ErrCorrupt", got, errs)
+	}
+	got, errs = snapshotErrs(t, r, recordSize)
+	if len(got) != 0 || len(errs) != 1 || !errors.Is(errs[0], ErrCorrupt) {
+		t.Fatalf("next snapshot: records %v, errors %v; want ErrCorrupt alone", got, errs)
+	}
+	if st := r.Stats(); st.Records != 3 {
+		t.Fatalf("stats %+v, want 3 records handed out", st)
+	}
+}
+
 // TestSnapshotMisalignedOverwrite moves the overwrite position off a
 // record's start (and off 8-byte alignment) between a snapshot's copy and
 // its re-check: the snapshot fails with ErrCorrupt, hands nothing out,
