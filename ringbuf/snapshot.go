@@ -240,6 +240,12 @@ func (r *SnapshotReader) take() (start, end uint64, err error) {
 		}
 		r.skipToLocked(overwrite)
 		start = r.next.Load()
+		if int64(producer-start) > int64(r.ring.size) {
+			// Only if overwrite is ahead of producer but behind start: no
+			// producer ever leaves the positions so.
+			return 0, 0, fmt.Errorf("%w: producer position %d, overwrite position %d, %d bytes past the position handed out up to, %d",
+				ErrCorrupt, producer, overwrite, producer-start, start)
+		}
 		r.copiedFrom = start
 		end, corrupt := r.copyLocked(start, producer)
 		if snapshotCopied != nil {

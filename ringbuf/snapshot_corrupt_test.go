@@ -74,3 +74,19 @@ func TestSnapshotMisalignedOverwrite(t *testing.T) {
 		t.Fatalf("snapshot after Close: %v, want ErrClosed alone", errs)
 	}
 }
+
+// TestSnapshotPositionsFarApart sets the overwrite position ahead of the
+// producer position, and far enough from the handed-out position that it
+// seems behind it: the copy would span the distance from there to the
+// producer position, more than a ring: a megabyte here, but up to 2^63
+// bytes, which the copy allocated before the check. The snapshot fails
+// with ErrCorrupt, and makes no such copy.
+func TestSnapshotPositionsFarApart(t *testing.T) {
+	f := newOverwriteFake(t, 4096)
+	r := f.reader(t)
+	f.words[1], f.words[3] = 1<<20, 1<<63+1<<20
+	got, errs := snapshotErrs(t, r, 56)
+	if len(got) != 0 || len(errs) != 1 || !errors.Is(errs[0], ErrCorrupt) {
+		t.Fatalf("records %v, errors %v; want ErrCorrupt alone", got, errs)
+	}
+}
