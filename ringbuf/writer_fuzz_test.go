@@ -246,20 +246,20 @@ func (z *writerFuzz) busy() []*writerModelRecord {
 	return busy
 }
 
-// wantReserveErr is the error a reservation of n bytes must fail with
-// now, with room for at most fits records of n bytes.
-func (z *writerFuzz) wantReserveErr(n int) (want error, fits uint64) {
+// wantReserve returns how many records of n bytes a reservation may take
+// now, and the error it must fail with if none.
+func (z *writerFuzz) wantReserve(n int) (fits uint64, want error) {
 	switch {
 	case n < 0 || n > z.w.maxLen:
-		return ErrRecordTooLarge, 0
+		return 0, ErrRecordTooLarge
 	case z.closed:
-		return ErrClosed, 0
+		return 0, ErrClosed
 	}
 	fits = (z.w.rg.size - (z.end - z.consumerPos())) / recordTotal(n)
 	if fits == 0 {
-		return os.ErrDeadlineExceeded, 0
+		return 0, os.ErrDeadlineExceeded
 	}
-	return nil, fits
+	return fits, nil
 }
 
 func (z *writerFuzz) consumerPos() uint64 { return atomic.LoadUint64(&z.kernel.positions[0]) }
@@ -299,7 +299,7 @@ func (z *writerFuzz) filled(r Reservation, n int) {
 
 func (z *writerFuzz) reserve(n int) {
 	z.t.Helper()
-	want, _ := z.wantReserveErr(n)
+	_, want := z.wantReserve(n)
 	r, err := z.w.Reserve(n)
 	if !errors.Is(err, want) {
 		z.t.Fatalf("Reserve(%d): %v, want %v", n, err, want)
@@ -311,7 +311,7 @@ func (z *writerFuzz) reserve(n int) {
 
 func (z *writerFuzz) reserveBatch(k, n int) {
 	z.t.Helper()
-	want, fits := z.wantReserveErr(n)
+	fits, want := z.wantReserve(n)
 	if k == 0 && !errors.Is(want, ErrRecordTooLarge) {
 		want, fits = nil, 0 // nothing asked, nothing to wait for
 	}
@@ -356,7 +356,7 @@ func (z *writerFuzz) write(n int) {
 	if n < 0 || n > 2*z.w.maxLen {
 		return
 	}
-	want, _ := z.wantReserveErr(n)
+	_, want := z.wantReserve(n)
 	p := make([]byte, n)
 	recordPattern(p, z.nextID+1) // the id reserved gives it
 	pos := z.end
