@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"unsafe"
 
 	"github.com/cilium/ebpf"
@@ -41,20 +42,29 @@ var snapshotCopied func()
 // a time: a second loop gets [ErrConcurrentSnapshot]. Stats and Close may
 // be called at any time from any goroutine, a loop body included.
 type SnapshotReader struct {
-	mu           sync.Mutex // guards the mapping, next and stats
+	mu           sync.Mutex // guards the mapping and stats; next too, but for a running loop's moves
 	mapping      *mapping   // nil once closed
 	ring         *ring
 	overwritePos position
-	next         uint64 // records before it were handed out, or lost
-	stats        SnapshotStats
-	cleanup      runtime.Cleanup
+	// next is the position before which records were handed out, or
+	// lost, with closedBit once Close ran. A loop moves it past each
+	// record before it hands the record out, with a compare-and-swap that
+	// fails once closedBit is set: Close learns at once, whatever the
+	// instant, which records were handed out, and publishes them.
+	next    atomic.Uint64
+	stats   SnapshotStats
+	cleanup runtime.Cleanup
 
 	copied     []byte        // the running snapshot's copy of the ring, owned by the loop
 	copiedFrom uint64        // the position of copied[0]
 	fence      atomic.Uint64 // a read-modify-write between a copy and its re-check
 	inLoop     atomic.Bool   // a Snapshot loop runs
-	closed     atomic.Bool
 }
+
+// closedBit marks next once the reader is closed: the positions next
+// takes are 8-byte aligned (newSnapshotReader and take check each), so
+// their lowest bit is free.
+const closedBit = 1
 
 // SnapshotStats counts what a [SnapshotReader] handed out and what it lost.
 // With records of one size, Records plus LostBytes over that size is the
@@ -78,10 +88,15 @@ type SnapshotStats struct {
 // It starts after the records an earlier reader of m handed out (the
 // kernel's consumer position). A ring created without BPF_F_RB_OVERWRITE
 // is refused with an error wrapping [ebpf.ErrNotSupported]: read it with
-// [NewReader].
+// [NewReader]. A closed map is refused with one wrapping
+// [syscall.EBADF], as NewReader refuses it.
 func NewSnapshotReader(m *ebpf.Map) (*SnapshotReader, error) {
 	if m == nil {
 		return nil, errors.New("nil map")
+	}
+	if m.FD() < 0 {
+		// Before the type and flags, which a closed Map still reports.
+		return nil, fmt.Errorf("map %v is closed: %w", m, syscall.EBADF)
 	}
 	if err := requireMapped(m.Type(), runtime.GOOS); err != nil {
 		return nil, err
@@ -111,7 +126,8 @@ func newSnapshotReader(mp *mapping, rg *ring) (*SnapshotReader, error) {
 	if next%recordAlign != 0 {
 		return nil, fmt.Errorf("%w: consumer position %d is not 8-byte aligned", ErrCorrupt, next)
 	}
-	r := &SnapshotReader{mapping: mp, ring: rg, overwritePos: rg.overwritePosition(), next: next}
+	r := &SnapshotReader{mapping: mp, ring: rg, overwritePos: rg.overwritePosition()}
+	r.next.Store(next)
 	r.cleanup = runtime.AddCleanup(r, func(mp *mapping) { mp.unmap() }, mp)
 	return r, nil
 }
@@ -128,7 +144,8 @@ func newSnapshotReader(mp *mapping, rg *ring) (*SnapshotReader, error) {
 // them first. An error ends the loop as its last pair: [ErrClosed] once
 // the reader is closed (Close from the body ends the loop),
 // [ErrConcurrentSnapshot], or [ErrCorrupt] if the positions or a header
-// contradict the kernel's layout.
+// contradict the kernel's layout (after the records before a bad header:
+// each snapshot stops there).
 func (r *SnapshotReader) Snapshot() iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
 		if !r.inLoop.CompareAndSwap(false, true) {
@@ -137,19 +154,23 @@ func (r *SnapshotReader) Snapshot() iter.Seq2[[]byte, error] {
 		}
 		defer r.inLoop.Store(false)
 		start, end, err := r.take()
-		if err != nil {
+		if err != nil && start == end {
 			yield(nil, err)
 			return
 		}
 		pos, records := start, uint64(0)
-		defer func() { r.handedOut(pos, records) }()
+		defer func() { r.handedOut(records) }()
 		for pos != end {
-			if r.closed.Load() {
+			off := pos - r.copiedFrom
+			h := header(*(*uint32)(unsafe.Pointer(&r.copied[off])))
+			// Handed out from here on, unless Close came first. One
+			// compare-and-swap a record, about a quarter of its time
+			// (BenchmarkSnapshotFakeRing): one a batch would have Close
+			// publish records not yet handed out, lost to the next reader.
+			if !r.next.CompareAndSwap(pos, pos+h.total()) {
 				yield(nil, ErrClosed)
 				return
 			}
-			off := pos - r.copiedFrom
-			h := header(*(*uint32)(unsafe.Pointer(&r.copied[off])))
 			pos += h.total()
 			if h.discarded() {
 				continue
@@ -158,6 +179,9 @@ func (r *SnapshotReader) Snapshot() iter.Seq2[[]byte, error] {
 			if !yield(r.copied[off+headerSize:off+headerSize+uint64(h.length()):off+headerSize+uint64(h.length())], nil) {
 				return
 			}
+		}
+		if err != nil {
+			yield(nil, err) // the bad header at end
 		}
 	}
 }
@@ -170,15 +194,20 @@ func (r *SnapshotReader) Stats() SnapshotStats {
 }
 
 // Close unmaps the ring. A snapshot loop running ends with [ErrClosed] at
-// its next record; Close waits only for a copy in progress. Closing twice
-// returns nil.
+// its next record; Close waits only for a copy in progress. Before it
+// unmaps, it publishes the position up to which records were handed out,
+// the running loop's included, so that the next SnapshotReader of the map
+// hands none of them out again. Closing twice returns nil.
 func (r *SnapshotReader) Close() error {
-	if !r.closed.CompareAndSwap(false, true) {
-		return nil
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// Under mu: take stores next only while the reader is open.
+	next := r.next.Or(closedBit)
+	if next&closedBit != 0 {
+		return nil
+	}
 	r.cleanup.Stop()
+	r.ring.publishConsumer(next)
 	mp := r.mapping
 	r.mapping, r.ring = nil, nil
 	return mp.unmap()
@@ -186,7 +215,9 @@ func (r *SnapshotReader) Close() error {
 
 // take copies the records from the handed-out position to the first busy
 // one (or the producer position) into r.copied, and returns the range of
-// positions whose records it copied intact.
+// positions whose records it copied intact, with ErrCorrupt if a bad
+// header ends it; or an empty range with the error that ends the
+// snapshot.
 //
 // The copy walks the ring's headers, loading each before its payload. Then
 // a read-modify-write orders the copy's loads before a new load of the
@@ -203,14 +234,21 @@ func (r *SnapshotReader) take() (start, end uint64, err error) {
 		return 0, 0, ErrClosed
 	}
 	for range snapshotAttempts {
-		producer := r.ring.producerPos.load(r.next)
-		overwrite := r.overwritePos.load(r.next)
+		next := r.next.Load()
+		producer := r.ring.producerPos.load(next)
+		overwrite := r.overwritePos.load(next)
 		if int64(producer-overwrite) > int64(r.ring.size) || producer%recordAlign != 0 || overwrite%recordAlign != 0 {
 			return 0, 0, fmt.Errorf("%w: producer position %d, overwrite position %d, ring of %d bytes",
 				ErrCorrupt, producer, overwrite, r.ring.size)
 		}
 		r.skipToLocked(overwrite)
-		start = r.next
+		start = r.next.Load()
+		if int64(producer-start) > int64(r.ring.size) {
+			// Only if overwrite is ahead of producer but behind start: no
+			// producer ever leaves the positions so.
+			return 0, 0, fmt.Errorf("%w: producer position %d, overwrite position %d, %d bytes past the position handed out up to, %d",
+				ErrCorrupt, producer, overwrite, producer-start, start)
+		}
 		r.copiedFrom = start
 		end, corrupt := r.copyLocked(start, producer)
 		if snapshotCopied != nil {
@@ -218,19 +256,25 @@ func (r *SnapshotReader) take() (start, end uint64, err error) {
 		}
 		r.fence.Add(1)
 		overwritten := r.overwritePos.load(start)
+		if overwritten%recordAlign != 0 {
+			// Not a record's start: it must not become next (closedBit).
+			return 0, 0, fmt.Errorf("%w: overwrite position %d is not 8-byte aligned", ErrCorrupt, overwritten)
+		}
 		if int64(overwritten-start) <= 0 {
 			return start, end, corrupt
 		}
 		landed := r.dropTornLocked(start, end, overwritten)
 		r.skipToLocked(overwritten)
 		if landed {
-			if corrupt != nil && int64(end-overwritten) < 0 {
-				corrupt = nil // the bad header was one the producer rewrote
-			}
+			// The walk landed inside the copy: the bad header, if any, is
+			// at or past the overwrite position, so not one the producer
+			// rewrote. A copy whose bad header lies before it is taken
+			// again.
 			return overwritten, end, corrupt
 		}
 	}
-	return r.next, r.next, nil
+	next := r.next.Load()
+	return next, next, nil
 }
 
 // copyLocked copies the committed records from start to producer, or to
@@ -279,21 +323,21 @@ func (r *SnapshotReader) dropTornLocked(start, end, overwritten uint64) (landed 
 // skipToLocked moves the handed-out position to pos, if pos is past it,
 // counting the space in between as lost.
 func (r *SnapshotReader) skipToLocked(pos uint64) {
-	if lost := pos - r.next; int64(lost) > 0 {
+	if lost := pos - r.next.Load(); int64(lost) > 0 {
 		r.stats.LostBytes += lost
-		r.next = pos
+		r.next.Store(pos)
 	}
 }
 
-// handedOut records that a loop handed out records up to pos, and tells
-// the kernel, so that BPF_RB_AVAIL_DATA and poll count only the records
-// not handed out.
-func (r *SnapshotReader) handedOut(pos, records uint64) {
+// handedOut counts the records a loop handed out, and tells the kernel
+// the position up to which it handed them out (next), so that
+// BPF_RB_AVAIL_DATA and poll count only the records not handed out. Once
+// closed, Close told it.
+func (r *SnapshotReader) handedOut(records uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stats.Records += records
-	r.next = pos
 	if r.ring != nil {
-		r.ring.publishConsumer(pos)
+		r.ring.publishConsumer(r.next.Load())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -125,10 +126,15 @@ type Reservation struct {
 
 // NewWriter creates a Writer for a user ring buffer map
 // (ebpf.UserRingbuf). It continues from the producer position the map
-// holds, so a pinned ring gets records after those already in it.
+// holds, so a pinned ring gets records after those already in it. A
+// closed map is refused with an error wrapping [syscall.EBADF].
 func NewWriter(m *ebpf.Map) (*Writer, error) {
 	if m == nil {
 		return nil, errors.New("ringbuf: writer: nil map")
+	}
+	if m.FD() < 0 {
+		// Before the type, which a closed Map still reports.
+		return nil, fmt.Errorf("ringbuf: writer: map %v is closed: %w", m, syscall.EBADF)
 	}
 	if m.Type() != ebpf.UserRingbuf {
 		return nil, fmt.Errorf("ringbuf: writer: map type %s is not %s", m.Type(), ebpf.UserRingbuf)
@@ -146,19 +152,30 @@ func NewWriter(m *ebpf.Map) (*Writer, error) {
 	if err == nil {
 		err = res.poller.AddEdgeTriggeredWritable(m.FD())
 	}
-	consumer := rg.loadConsumer()
-	producer := rg.producerPos.load(consumer)
-	if err == nil && (producer-consumer > size || producer%recordAlign != 0 || consumer%recordAlign != 0) {
-		err = fmt.Errorf("%w: producer position %d, consumer position %d, ring of %d bytes",
-			ErrCorrupt, producer, consumer, size)
+	var w *Writer
+	if err == nil {
+		w, err = newWriter(rg, res)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("ringbuf: writer: %w", errors.Join(err, res.free()))
 	}
+	return w, nil
+}
+
+// newWriter starts a Writer on rg at the producer position it holds; res
+// holds rg's mapping and the poller that wakes its waits. A test's fake
+// ring, which no kernel maps, comes in here.
+func newWriter(rg *ring, res *writerResources) (*Writer, error) {
+	consumer := rg.loadConsumer()
+	producer := rg.producerPos.load(consumer)
+	if producer-consumer > rg.size || producer%recordAlign != 0 || consumer%recordAlign != 0 {
+		return nil, fmt.Errorf("%w: producer position %d, consumer position %d, ring of %d bytes",
+			ErrCorrupt, producer, consumer, rg.size)
+	}
 	w := &Writer{
 		rg:       rg,
 		producer: producer,
-		maxLen:   int(min(size-headerSize, maxDynptrSize)),
+		maxLen:   int(min(rg.size-headerSize, maxDynptrSize)),
 		res:      res,
 	}
 	w.wait = epoll.NewWaiter(&w.mu, res.poller, ErrFlushed)
