@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -70,7 +71,8 @@ func newReader(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions, cpu int) (
 	case array == nil:
 		return nil, errors.New("perf: nil map")
 	case array.FD() < 0:
-		return nil, fmt.Errorf("perf: map file descriptor: %w", ErrClosed)
+		// Before its type, which a closed Map still reports.
+		return nil, fmt.Errorf("perf: map %v is closed: its file descriptor: %w", array, syscall.EBADF)
 	case array.Type() != ebpf.PerfEventArray:
 		return nil, fmt.Errorf("perf: map type %s is not %s", array.Type(), ebpf.PerfEventArray)
 	case perCPUBuffer < 1:

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -240,7 +241,7 @@ func TestClosedMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := NewReader(m, 4096)
-	if !errors.Is(err, ErrClosed) || errors.Is(err, ebpf.ErrNotSupported) || !strings.Contains(err.Error(), "descriptor") {
+	if !errors.Is(err, syscall.EBADF) || errors.Is(err, ebpf.ErrNotSupported) || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("NewReader of a closed array: %v; want an error about its closed descriptor", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/cilium/ebpf"
 )
@@ -61,13 +62,14 @@ func ringSize(m *ebpf.Map) (uint64, error) {
 }
 
 // checkMap refuses a nil map, and a closed one, whose descriptor is gone,
-// before anything asks the map its type, flags or size.
+// before anything asks the map its type, flags or size, which a closed
+// Map still reports: as the kernel would, with EBADF.
 func checkMap(m *ebpf.Map) error {
 	switch {
 	case m == nil:
 		return errors.New("nil map")
 	case m.FD() < 0:
-		return fmt.Errorf("map file descriptor: %w", os.ErrClosed)
+		return fmt.Errorf("map %v is closed: its file descriptor: %w", m, syscall.EBADF)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -567,7 +568,7 @@ func TestNilRecord(t *testing.T) {
 }
 
 // TestClosedMap: every constructor given a closed map says its descriptor
-// is closed (ErrClosed), not that the map is of the wrong kind.
+// is closed (EBADF), not that the map is of the wrong kind.
 func TestClosedMap(t *testing.T) {
 	m := newRingMap(t, 4096)
 	if err := m.Close(); err != nil {
@@ -579,7 +580,7 @@ func TestClosedMap(t *testing.T) {
 		"NewMultiReader": func() error { _, err := NewMultiReader(m); return err },
 	} {
 		err := open()
-		if !errors.Is(err, ErrClosed) || errors.Is(err, ebpf.ErrNotSupported) || !strings.Contains(err.Error(), "descriptor") {
+		if !errors.Is(err, syscall.EBADF) || errors.Is(err, ebpf.ErrNotSupported) || !strings.Contains(err.Error(), "closed") {
 			t.Errorf("%s of a closed map: %v; want an error about its closed descriptor", name, err)
 		}
 	}

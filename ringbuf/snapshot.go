@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"unsafe"
 
 	"github.com/cilium/ebpf"
@@ -91,12 +90,8 @@ type SnapshotStats struct {
 // [NewReader]. A closed map is refused with one wrapping
 // [syscall.EBADF], as NewReader refuses it.
 func NewSnapshotReader(m *ebpf.Map) (*SnapshotReader, error) {
-	if m == nil {
-		return nil, errors.New("nil map")
-	}
-	if m.FD() < 0 {
-		// Before the type and flags, which a closed Map still reports.
-		return nil, fmt.Errorf("map %v is closed: %w", m, syscall.EBADF)
+	if err := checkMap(m); err != nil {
+		return nil, err
 	}
 	if err := requireMapped(m.Type(), runtime.GOOS); err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -129,12 +128,8 @@ type Reservation struct {
 // holds, so a pinned ring gets records after those already in it. A
 // closed map is refused with an error wrapping [syscall.EBADF].
 func NewWriter(m *ebpf.Map) (*Writer, error) {
-	if m == nil {
-		return nil, errors.New("ringbuf: writer: nil map")
-	}
-	if m.FD() < 0 {
-		// Before the type, which a closed Map still reports.
-		return nil, fmt.Errorf("ringbuf: writer: map %v is closed: %w", m, syscall.EBADF)
+	if err := checkMap(m); err != nil {
+		return nil, fmt.Errorf("ringbuf: writer: %w", err)
 	}
 	if m.Type() != ebpf.UserRingbuf {
 		return nil, fmt.Errorf("ringbuf: writer: map type %s is not %s", m.Type(), ebpf.UserRingbuf)
