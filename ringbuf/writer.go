@@ -218,7 +218,7 @@ func (w *Writer) Reserve(n int) (Reservation, error) {
 		}
 	}
 	r := w.reserveAtLocked(w.producer, n)
-	w.publishLocked(w.producer + total)
+	w.advanceProducerLocked(w.producer + total)
 	w.mu.Unlock()
 	return r, nil
 }
@@ -253,7 +253,7 @@ func (w *Writer) ReserveBatch(rs []Reservation, n int) (int, error) {
 		rs[i] = w.reserveAtLocked(pos, n)
 		pos += total
 	}
-	w.publishLocked(pos)
+	w.advanceProducerLocked(pos)
 	w.mu.Unlock()
 	return len(rs), nil
 }
@@ -270,16 +270,16 @@ func (w *Writer) fitsLocked(total uint64) bool {
 }
 
 // reserveAtLocked writes the busy header of a record of n bytes at pos,
-// which publishLocked then shows the kernel.
+// which advanceProducerLocked then shows the kernel.
 func (w *Writer) reserveAtLocked(pos uint64, n int) Reservation {
-	*w.headerAt(pos) = headerWord(uint32(n) | busyBit)
+	*w.headerWordAt(pos) = headerWord(uint32(n) | busyBit)
 	return Reservation{RawSample: w.rg.sample(pos, uint32(n)), pos: pos}
 }
 
-// publishLocked moves the producer position to pos, past the busy
+// advanceProducerLocked moves the producer position to pos, past the busy
 // headers written before it (a store-release: Go's atomic stores are
 // sequentially consistent).
-func (w *Writer) publishLocked(pos uint64) {
+func (w *Writer) advanceProducerLocked(pos uint64) {
 	w.producer = pos
 	w.rg.producerPos.store(pos)
 }
@@ -328,26 +328,26 @@ func (w *Writer) waitForSpaceLocked(total uint64) (err error) {
 // Submit makes a reserved record visible to the kernel. It returns
 // ErrNotReserved for a Reservation that is not outstanding in this
 // Writer, and ErrClosed if Close discarded it first.
-func (w *Writer) Submit(r Reservation) error { return w.commit(r, 0) }
+func (w *Writer) Submit(r Reservation) error { return w.finish(r, 0) }
 
 // Discard drops a reserved record: the kernel skips it. It returns errors
 // as Submit does.
-func (w *Writer) Discard(r Reservation) error { return w.commit(r, discardBit) }
+func (w *Writer) Discard(r Reservation) error { return w.finish(r, discardBit) }
 
-// commit clears the busy bit of r's header, adding flag. r is this
+// finish clears the busy bit of r's header, adding flag. r is this
 // Writer's if its RawSample starts where a record at r.pos would in this
 // Writer's mapping; it is outstanding if the kernel has not consumed past
 // r.pos and the header there is busy. The kernel never consumes a busy
 // record, and space is reserved again only once consumed, so the bytes
-// at r.pos are r's header until r is committed, and another record's
+// at r.pos are r's header until r is finished, and another record's
 // (whatever they look like) once the kernel moved past it: a stale
 // Reservation is told by the positions, not by the header's look. The
 // consumer position is loaded after the header, so that the header read
-// was r's; one compare-and-swap of the whole header then commits. Submit
+// was r's; one compare-and-swap of the whole header then finishes it. Submit
 // and Discard inline to a call of it: one call a record, not two.
-func (w *Writer) commit(r Reservation, flag uint32) error {
+func (w *Writer) finish(r Reservation, flag uint32) error {
 	if w.owns(r) {
-		hdr := w.headerAt(r.pos)
+		hdr := w.headerWordAt(r.pos)
 		word := atomic.LoadUint64(hdr)
 		length := headerLength(word)
 		if length&busyBit != 0 && int64(r.pos-w.rg.consumerPos.load(r.pos)) >= 0 &&
@@ -355,7 +355,7 @@ func (w *Writer) commit(r Reservation, flag uint32) error {
 			return nil
 		}
 	}
-	return w.notCommitted(r)
+	return w.notFinished(r)
 }
 
 // owns reports whether r's RawSample starts where a record at r.pos
@@ -364,8 +364,8 @@ func (w *Writer) owns(r Reservation) bool {
 	return unsafe.SliceData(r.RawSample) == (*byte)(unsafe.Add(w.rg.data, r.pos&w.rg.mask+headerSize))
 }
 
-// notCommitted says why r could not be committed.
-func (w *Writer) notCommitted(r Reservation) error {
+// notFinished says why r could not be finished.
+func (w *Writer) notFinished(r Reservation) error {
 	switch {
 	case r.RawSample == nil:
 		return fmt.Errorf("ringbuf: %w: the zero Reservation", ErrNotReserved)
@@ -443,7 +443,7 @@ func (w *Writer) Close() error {
 // header, so the walk reads the headers we wrote.
 func (w *Writer) discardOutstandingLocked() {
 	for pos := w.rg.consumerPos.load(w.producer); int64(w.producer-pos) > 0; {
-		hdr := w.headerAt(pos)
+		hdr := w.headerWordAt(pos)
 		word := atomic.LoadUint64(hdr)
 		h := header(headerLength(word))
 		if h.total() > w.producer-pos {
@@ -456,13 +456,13 @@ func (w *Writer) discardOutstandingLocked() {
 	}
 }
 
-// headerAt returns the record header at pos as one word.
-func (w *Writer) headerAt(pos uint64) *uint64 {
+// headerWordAt returns the record header at pos as one word.
+func (w *Writer) headerWordAt(pos uint64) *uint64 {
 	return (*uint64)(unsafe.Add(w.rg.data, pos&w.rg.mask))
 }
 
 // headerWord is a record header {len; pg_off = 0}, as the one word the
-// compare-and-swap of commit compares. Shifts, not a [2]uint32 read as a
+// compare-and-swap of finish compares. Shifts, not a [2]uint32 read as a
 // uint64: two narrow stores read by one wide load stall store forwarding,
 // which cost a 16-byte record a fifth of its time (BenchmarkWrite).
 func headerWord(length uint32) uint64 {
