@@ -93,20 +93,6 @@ func (b *Batch) skip(p uint64) (ok bool) {
 	return true
 }
 
-// Batches returns an iterator over batches of the buffers' records, with
-// the guarantees of [Reader.Records] and the speed of a hand-written walk:
-// Records calls the loop body once a record, Batches once a batch, whose
-// [Batch.Samples] loop the compiler inlines into the body. A batch holds
-// records of one CPU ([Batch.CPU]) in the kernel's order; CPUs take turns
-// a batch at a time. Several goroutines may range at once, each record
-// going to one of them. Lost samples are counted per batch
-// ([Batch.LostSamples]); a record of an unknown type comes as an error
-// that does not end the loop ([IsUnknownEvent]). The loop ends with one
-// last pair carrying the error that stopped it, as Records does.
-func (r *Reader) Batches() iter.Seq2[*Batch, error] {
-	return r.batches
-}
-
 // batches is the engine's batch loop, handing the body each batch, and
 // again what follows a record of an unknown type after its error.
 func (bs *buffers) batches(yield func(*Batch, error) bool) {
@@ -285,4 +271,38 @@ func (l *batchLoop) Release(bool) (i, ended int, stalled bool) {
 	}
 	l.release()
 	return l.index, 1, false
+}
+
+// readInto is ReadInto's memory: the view of the record it copies, the
+// copy of one that wraps, and where its last copy went.
+type readInto struct {
+	rec     Record
+	scratch []byte
+	copies  readers.CopyCache
+}
+
+// one copies the next record of CPU i's buffer into rec, or reports its
+// unknown type; it claims all that is produced, since nobody sees the
+// claim before it ends.
+func (ri *readInto) one(bs *buffers, i int, rec *Record, unknown *error) (readers.Take, error) {
+	b, ok, err := bs.claimBatch(i, true, &ri.scratch)
+	if !ok {
+		return readers.None, err
+	}
+	read := false
+	b.walkRecords(&ri.rec, func(got *Record, err error) bool {
+		read, *unknown = true, err
+		if err == nil {
+			rec.Remaining, rec.LostSamples = got.Remaining, got.LostSamples
+			rec.RawSample = ri.copies.Destination(rec.RawSample, len(got.RawSample))
+			copy(rec.RawSample, got.RawSample)
+		}
+		rec.CPU = b.c.cpu
+		return false
+	})
+	b.release()
+	if read {
+		return readers.Copied, nil
+	}
+	return readers.None, b.c.err
 }

@@ -18,7 +18,6 @@ type buffers struct {
 	engine    readers.Engine
 	consumers []consumer
 	res       *resources
-	read      readInto // ReadInto's, under the engine's lock
 
 	entries sync.Mutex  // orders Pause, Resume and Close on the array
 	removed bool        // Close removed the entries for good

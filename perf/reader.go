@@ -33,6 +33,7 @@ type ReaderOptions struct {
 // at any time; Read, ReadInto, Records and Batches by several at once.
 type Reader struct {
 	buffers
+	reads readInto // ReadInto's, under the engine's lock
 }
 
 // NewReader creates a Reader with default options. perCPUBuffer is each

@@ -8,14 +8,6 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
-// peek is the Reader's peeked record, under the engine's lock.
-type peek struct {
-	peeking bool   // a PeekInto is in progress, or its view is held
-	held    bool   // PeekInto handed out a view not yet consumed
-	claim   claim  // the view's
-	lines   uint32 // what the stream loads read, kept (stream.go)
-}
-
 // Peek returns the next record without consuming it. See [Reader.PeekInto].
 func (r *Reader) Peek() (Record, error) {
 	var rec Record
@@ -33,7 +25,7 @@ func (r *Reader) PeekInto(rec *Record) error {
 		return errNilRecord("PeekInto")
 	}
 	p, c := &r.peek, &r.consumers[0]
-	if r.engine.Renew(func() bool { return r.renewPeek(rec) }) {
+	if r.engine.Renew(func() bool { return p.renew(c, rec) }) {
 		return nil
 	}
 	mine := false // this call set peeking
@@ -61,32 +53,6 @@ func (r *Reader) PeekInto(rec *Record) error {
 			p.peeking = false
 		}
 	})
-}
-
-// renewPeek is PeekInto's common case, under the engine's lock: Consume
-// returned the last view without the lock (the kernel has its end), and
-// the next record is committed: the view's claim moves on to it
-// (readers.Engine.Renew).
-func (r *reader) renewPeek(rec *Record) bool {
-	p, c := &r.peek, &r.consumers[0]
-	pos := p.claim.End
-	if pos == c.producerPos || !r.peekReturned() {
-		return false // the producer position is loaded on the slow path
-	}
-	h := c.ring.headerAt(pos)
-	if h&(busyBit|discardBit) != 0 || h.total() > c.producerPos-pos {
-		return false
-	}
-	cl, ok := c.claims.Renew(p.claim, pos+h.total())
-	if !ok {
-		return false
-	}
-	c.publishedPos = pos // Consume published it
-	p.claim, p.held, p.peeking = cl, true, true
-	p.lines = c.ring.loadLines(pos, h.total(), streamMax)
-	rec.RawSample = c.ring.sample(pos, h.length())
-	rec.Remaining = int(c.producerPos - cl.End)
-	return true
 }
 
 // Consume consumes the peeked record and ends its view; when it returns,
@@ -118,23 +84,4 @@ func (r *Reader) Consume() error {
 		return err // ErrClosed
 	}
 	return ErrNotPeeked
-}
-
-// peekReturned reports whether the kernel has the lent view's end, from
-// Consume (readers.Loan).
-func (r *reader) peekReturned() bool {
-	c := &r.consumers[0]
-	end := r.peek.claim.End
-	return int64(c.ring.consumerPos.load(end)-end) >= 0
-}
-
-// releasePeek ends the view, if one is held, under the engine's lock.
-func (r *reader) releasePeek() (ended int) {
-	p := &r.peek
-	if !p.held {
-		return 0
-	}
-	p.held, p.peeking = false, false
-	r.consumers[0].claims.Release(p.claim, p.claim.End)
-	return 1
 }

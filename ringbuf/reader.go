@@ -26,7 +26,7 @@ type Reader struct {
 // reader is a Reader's ring, its peek and its copies.
 type reader struct {
 	rings
-	peek   peek
+	peek   view
 	loan   *readers.Loan     // the engine's, through which a view is lent
 	copies readers.CopyCache // ReadInto's
 }
@@ -38,9 +38,18 @@ func NewReader(m *ebpf.Map) (*Reader, error) {
 	if err := r.open([]*ebpf.Map{m}, nil); err != nil {
 		return nil, fmt.Errorf("ringbuf: %w", err)
 	}
-	r.loan = r.engine.Lender(r.releasePeek, r.peekReturned)
+	r.lend()
 	return &Reader{r}, nil
 }
+
+// lend gives the engine what it needs to lend a Peek view.
+func (r *reader) lend() {
+	c := &r.consumers[0]
+	r.loan = r.engine.Lender(r.releasePeek, func() bool { return r.peek.returned(c) })
+}
+
+// releasePeek ends the Peek view, if one is held, under the engine's lock.
+func (r *reader) releasePeek() int { return r.peek.release(&r.consumers[0]) }
 
 // BufferSize returns the size of the ring's data area in bytes.
 func (r *Reader) BufferSize() int { return int(r.consumers[0].ring.size) }

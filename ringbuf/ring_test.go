@@ -71,7 +71,7 @@ func (f *fakeRing) reader(tb testing.TB) (*Reader, error) {
 		poller.Close()
 		return nil, err
 	}
-	r.loan = r.engine.Lender(r.releasePeek, r.peekReturned)
+	r.lend()
 	tb.Cleanup(func() { r.Close() })
 	return r, nil
 }

@@ -178,7 +178,7 @@ func (e *Engine) claimTurnLocked(claim func(i int, alone bool) (Take, error), al
 			return take, nil
 		case take >= Held:
 			if take == Lent {
-				e.lendLocked(i)
+				e.loan.lend(i)
 			}
 			e.turn = i + 1
 			if e.turn == n {
@@ -226,6 +226,47 @@ func (e *Engine) releasedLocked(i, ended int) {
 	e.held -= ended
 	if !e.freed {
 		e.buffers.Publish(i)
+	}
+}
+
+// Lender returns the engine's Loan: release gives its claim back in its
+// buffer's claims, under the lock; returned reports whether the kernel
+// has the claim's end from the holder. A claim that takes Lent lends its
+// buffer's oldest claim through it.
+func (e *Engine) Lender(release func() (ended int), returned func() bool) *Loan {
+	l := &e.loan
+	l.release, l.returned = release, returned
+	l.out = ^uint64(0) // none out: BeginReturn fails
+	return l
+}
+
+// Renew lends again, in place of a loan its holder took back, the claim
+// renew takes under the lock, so that a holder reading claim after claim
+// takes the lock once a claim, as a Read does, and settles nothing: renew
+// checks that the kernel has the claim's end, moves the claim on to the
+// next (Claims.Renew) and reports whether it did. It does nothing and
+// reports false unless a loan was taken back and left unsettled (nothing
+// else looked at the claims since): then the holder Reads.
+func (e *Engine) Renew(renew func() bool) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.loan.renew(renew)
+}
+
+// settleLoanLocked settles a loan its holder returned, and publishes past
+// it.
+func (e *Engine) settleLoanLocked() {
+	if e.loan.lent {
+		if i, ended, ok := e.loan.settle(); ok {
+			e.releasedLocked(i, ended)
+		}
+	}
+}
+
+// callBackLocked is Loan.callBack, publishing past a loan it settles.
+func (e *Engine) callBackLocked(stop bool) {
+	if i, ended, ok := e.loan.callBack(stop); ok {
+		e.releasedLocked(i, ended)
 	}
 }
 

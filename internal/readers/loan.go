@@ -51,37 +51,17 @@ func (l *Loan) CalledBack() bool { return l.calls.Load() != l.callsAt }
 // loan back to return it: no other call may give its claim back.
 func (l *Loan) Returning() bool { return l.lent && l.steps.Load() == l.out+1 }
 
-// Lender returns the engine's Loan: release gives its claim back in its
-// buffer's claims, under the lock; returned reports whether the kernel
-// has the claim's end from the holder. A claim that takes Lent lends its
-// buffer's oldest claim through it.
-func (e *Engine) Lender(release func() (ended int), returned func() bool) *Loan {
-	l := &e.loan
-	l.release, l.returned = release, returned
-	l.out = ^uint64(0) // none out: BeginReturn fails
-	return l
-}
-
-// lendLocked lends the claim buffer i's claim just took, unless lending
+// lend lends the claim buffer i's claim just took, unless lending
 // stopped: then it is held.
-func (e *Engine) lendLocked(i int) {
-	if l := &e.loan; l.release != nil && !l.stopped {
+func (l *Loan) lend(i int) {
+	if l.release != nil && !l.stopped {
 		l.buffer, l.lent = i, true
 		l.out, l.callsAt = l.steps.Load(), l.calls.Load()
 	}
 }
 
-// Renew lends again, in place of a loan its holder took back, the claim
-// renew takes under the lock, so that a holder reading claim after claim
-// takes the lock once a claim, as a Read does, and settles nothing: renew
-// checks that the kernel has the claim's end, moves the claim on to the
-// next (Claims.Renew) and reports whether it did. It does nothing and
-// reports false unless a loan was taken back and left unsettled (nothing
-// else looked at the claims since): then the holder Reads.
-func (e *Engine) Renew(renew func() bool) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	l := &e.loan
+// renew is Engine.Renew's work on the loan.
+func (l *Loan) renew(renew func() bool) bool {
 	if !l.Returning() || l.calls.Load() != l.callsAt || !renew() {
 		return false
 	}
@@ -89,43 +69,31 @@ func (e *Engine) Renew(renew func() bool) bool {
 	return true
 }
 
-// loanReturnedLocked reports whether a loan was returned and not settled.
-func (e *Engine) loanReturnedLocked() bool {
-	l := &e.loan
-	return l.Returning() && l.returned()
-}
-
-// settleLoanLocked settles a loan its holder returned: its claim ends in
-// the buffer's claims, and the position past it can be published.
-func (e *Engine) settleLoanLocked() {
-	if e.loanReturnedLocked() {
-		e.settleReturnedLocked()
+// settle settles a loan its holder returned: its claim ends in buffer
+// i's claims (ended), for the engine to publish.
+func (l *Loan) settle() (i, ended int, ok bool) {
+	if !l.Returning() || !l.returned() {
+		return 0, 0, false
 	}
-}
-
-func (e *Engine) settleReturnedLocked() {
-	l := &e.loan
 	l.lent = false // out stays: BeginReturn fails from now on
-	e.releasedLocked(l.buffer, l.release())
+	return l.buffer, l.release(), true
 }
 
-// callBackLocked calls the loan out back, if one is: one its holder has
-// not taken back returns through Release, one returned is settled, and
-// one being returned is settled here if its position is published, else
-// by the holder's Release, since it sees the call (both are sequentially
+// callBack calls the loan out back, if one is: one its holder has not
+// taken back returns through Release, one returned is settled, and one
+// being returned is settled here if its position is published, else by
+// the holder's Release, since it sees the call (both are sequentially
 // consistent: one of the two sees the other's store). With stop, no
 // claim is lent from then on.
-func (e *Engine) callBackLocked(stop bool) {
-	l := &e.loan
+func (l *Loan) callBack(stop bool) (i, ended int, settled bool) {
 	l.stopped = l.stopped || stop
 	if !l.lent {
-		return
+		return 0, 0, false
 	}
 	l.calls.Add(1)
-	switch {
-	case l.steps.CompareAndSwap(l.out, l.out+2):
+	if l.steps.CompareAndSwap(l.out, l.out+2) {
 		l.lent = false // its holder's Release ends it
-	case l.returned():
-		e.settleReturnedLocked()
+		return 0, 0, false
 	}
+	return l.settle()
 }

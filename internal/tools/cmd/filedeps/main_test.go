@@ -5,18 +5,20 @@ import (
 	"testing"
 )
 
-// TestLayers holds ringbuf's and perf's files to layers: no two files of
-// either package use each other, directly or through others.
+// TestLayers holds the files of ringbuf, perf and the engine they share
+// (internal/readers, internal/epoll) to layers: no two files of a package
+// use each other, directly or through others.
 func TestLayers(t *testing.T) {
 	var out strings.Builder
-	loops, err := run(&out, "../../../..", []string{"./ringbuf", "./perf"})
+	loops, err := run(&out, "../../../..", []string{"./ringbuf", "./perf", "./internal/readers", "./internal/epoll"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if loops > 0 {
 		t.Errorf("%d loops among the files:\n%s", loops, out.String())
 	}
-	for _, want := range []string{"github.com/ebpf-zc/ebpf/ringbuf:", "github.com/ebpf-zc/ebpf/perf:", "ring.go", "abi.go"} {
+	for _, want := range []string{"github.com/ebpf-zc/ebpf/ringbuf:", "github.com/ebpf-zc/ebpf/perf:",
+		"github.com/ebpf-zc/ebpf/internal/readers:", "github.com/ebpf-zc/ebpf/internal/epoll:", "ring.go", "abi.go", "claims.go", "waiter.go"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output does not name %s:\n%s", want, out.String())
 		}
