@@ -3,12 +3,9 @@ package ringbuf
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	upstream "github.com/cilium/ebpf/ringbuf"
-
-	"github.com/ebpf-zc/ebpf/internal/sentinel"
 )
 
 var (
@@ -18,10 +15,6 @@ var (
 	// ErrFlushed ends a read or iteration that [Reader.Flush] interrupted, once the
 	// ring is empty: cilium/ebpf's ringbuf.ErrFlushed.
 	ErrFlushed = upstream.ErrFlushed
-	// ErrCorrupt is returned when the ring's positions or a record header
-	// contradict the kernel's layout; the Reader stops at the bad record.
-	// It matches [io.ErrUnexpectedEOF], cilium/ebpf's error then.
-	ErrCorrupt error = sentinel.New("ring buffer corrupt", io.ErrUnexpectedEOF)
 	// ErrNotPeeked is returned by [Reader.Consume] when no record is peeked.
 	ErrNotPeeked = errors.New("no record peeked")
 	// ErrConcurrentPeek is returned by [Reader.PeekInto] while another PeekInto runs

@@ -2,9 +2,11 @@ package ringbuf
 
 import (
 	"fmt"
+	"io"
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/ebpf-zc/ebpf/internal/sentinel"
 	"github.com/ebpf-zc/ebpf/internal/ulong"
 )
 
@@ -75,6 +77,11 @@ const rbOverwrite = 1 << 19
 // been overwritten: every byte the producer rewrites lies before the
 // overwrite_pos it stored first (on x86; on arm64 as far as the stores
 // above are seen in order).
+
+// ErrCorrupt is returned when the ring's positions or a record header
+// contradict the kernel's layout; the Reader stops at the bad record. It
+// matches [io.ErrUnexpectedEOF], cilium/ebpf's error then.
+var ErrCorrupt error = sentinel.New("ring buffer corrupt", io.ErrUnexpectedEOF)
 
 // overwritePosition returns the ring's overwrite_pos word, at two
 // position words past producer_pos (see above). Only an overwrite-mode
