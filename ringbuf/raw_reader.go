@@ -78,14 +78,20 @@ func (rr *RawReader) WithLease(fn func(Lease) error) error {
 		return fmt.Errorf("ringbuf: %w", err)
 	}
 	// Commits what the lease read and ends it, however fn returned.
-	defer rr.rings.engine.End(&rr.session, rr.leaseState)
+	defer rr.rings.engine.End(&rr.session, rr.holder())
 	return fn(Lease{rr: rr, id: id})
 }
+
+// leaseHolder is a lease as the engine's readers.Holder: a type of its
+// own, so that its methods are not the RawReader's.
+type leaseHolder leaseState
+
+func (rr *RawReader) holder() *leaseHolder { return (*leaseHolder)(rr.leaseState) }
 
 // Claim claims what is produced after the held claims, as a
 // readers.Holder; a walk cut at a record that does not fit its claim
 // leaves the ring's error first.
-func (ls *leaseState) Claim(int, bool) (readers.Take, error) {
+func (ls *leaseHolder) Claim(int, bool) (readers.Take, error) {
 	c := ls.c
 	if ls.cut && c.err == nil {
 		c.err = c.ring.corrupt(ls.pos, ls.end, c.ring.headerAt(ls.pos))
@@ -114,11 +120,11 @@ func (ls *leaseState) Claim(int, bool) (readers.Take, error) {
 // use, so that the kernel wakes the lease (it wakes a reader that caught
 // up); after a sample with remain > 0 the claims stay, and the wait
 // polls.
-func (ls *leaseState) Release(final bool) (i, ended int, stalled bool) {
+func (ls *leaseHolder) Release(final bool) (i, ended int, stalled bool) {
 	if !final && ls.inUse {
 		return 0, 0, false
 	}
-	return 0, ls.commitLocked(), false
+	return 0, (*leaseState)(ls).commitLocked(), false
 }
 
 // commitLocked releases the lease's claims, consumed up to pos, and says
@@ -198,10 +204,10 @@ func (s Lease) ReadSample() (data []byte, remain int, err error) {
 		if busy {
 			// The record is there, only not submitted yet: back off
 			// keeping the views, no wake-up is needed to see it.
-			err = rr.rings.engine.BackOff(&rr.session, rr.leaseState)
+			err = rr.rings.engine.BackOff(&rr.session, rr.holder())
 		} else {
 			rr.cut = rr.pos < rr.end
-			err = rr.rings.engine.Next(&rr.session, rr.leaseState, true)
+			err = rr.rings.engine.Next(&rr.session, rr.holder(), true)
 		}
 		if err != nil {
 			return nil, 0, err

@@ -26,12 +26,12 @@ type Loan struct {
 	steps atomic.Uint64
 	// out is the count the last loan went out at, written by the lend in
 	// the holder's own PeekInto, so that the holder reads it unlocked.
-	out     uint64
-	lent    bool          // a loan is out, or returned and not settled
-	stopped bool          // no more loans (Close, a readiness descriptor)
-	calls   atomic.Uint64 // loans called back: a holder who sees a new one tells the engine
-	callsAt uint64        // calls when the loan went out; read by the holder, as out
-	buffer  int
+	out      uint64
+	lent     bool          // a loan is out, or returned and not settled
+	stopped  bool          // no more loans (Close, a readiness descriptor)
+	calls    atomic.Uint64 // loans called back: a holder who sees a new one tells the engine
+	callsAt  uint64        // calls when the loan went out; read by the holder, as out
+	buffer   int
 	release  func() (ended int) // gives the claim back in its buffer's claims
 	returned func() bool        // whether the claim's end is published
 }
