@@ -27,6 +27,9 @@ type State struct {
 	// release, which README.md can name only in the next commit: the
 	// install line names the release before it until then.
 	Cutting bool
+	// Newest is the commit that adds CHANGELOG.md's newest release where
+	// the install line names another, "" if none does.
+	Newest string
 }
 
 // Read reads the checkout at root: its README.md and CHANGELOG.md, as
@@ -49,15 +52,14 @@ func Read(root string) (State, error) {
 	}
 	s.Commit, _ = resolve(root, s.Install.Commit)
 	if newest := s.Changelog.Newest(); newest != "" && newest != s.Install.Version {
-		adds, err := ReleaseCommit(root, newest)
-		if err != nil {
+		if s.Newest, err = ReleaseCommit(root, newest); err != nil {
 			return State{}, err
 		}
 		head, err := resolve(root, "HEAD")
 		if err != nil {
 			return State{}, err
 		}
-		s.Cutting = adds != "" && adds == head
+		s.Cutting = s.Newest != "" && s.Newest == head
 	}
 	return s, nil
 }
@@ -77,6 +79,8 @@ func (s State) CheckVersions() []string {
 	case s.Cutting && len(rel) > 1 && in.Version == rel[1]:
 	case s.Cutting:
 		problems = append(problems, fmt.Sprintf("README.md:%d names %s: at the commit that adds %s it names the release before, %s", in.Line, in.Version, rel[0], rel[1]))
+	case s.Newest != "":
+		problems = append(problems, fmt.Sprintf("README.md:%d names %s, but CHANGELOG.md's newest release is %s, commit %s: the install line names it in the commit after it (the second step of go -C internal/tools run ./cmd/release)", in.Line, in.Version, rel[0], s.Newest))
 	default:
 		problems = append(problems, fmt.Sprintf("README.md:%d names %s, but CHANGELOG.md's newest release is %s (go -C internal/tools run ./cmd/release cuts a release and names it)", in.Line, in.Version, rel[0]))
 	}
