@@ -2,11 +2,15 @@
 // would hold: what the Go module proxy zips, and what a throwaway copy
 // of the module needs. Git decides, so build output, .cache/ and
 // results/ (ignored) stay out, and a file not yet committed counts.
+// Extract writes out the files of a commit instead: a release as it was.
 package modfiles
 
 import (
+	"archive/tar"
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,6 +86,45 @@ func Copy(root, dst string) error {
 	}
 	return nil
 }
+
+// Extract writes the files of commit (a hash, a tag, HEAD) into dst,
+// keeping their paths and modes: the module as it was at that commit.
+func Extract(root, commit, dst string) error {
+	// As golang.org/x/mod/zip's CreateFromVCS does: the files as
+	// committed, whatever the host's line-ending settings.
+	out, err := git(root, "-c", "core.autocrlf=input", "-c", "core.eol=lf", "archive", "--format=tar", commit)
+	if err != nil {
+		return err
+	}
+	tr := tar.NewReader(bytes.NewReader(out))
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			continue // folders come with their files; links are not Go code
+		}
+		path := filepath.Join(dst, filepath.FromSlash(hdr.Name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, b, hdr.FileInfo().Mode().Perm()); err != nil {
+			return err
+		}
+	}
+}
+
+// Git runs git in dir and returns its output; an error carries git's
+// message.
+func Git(dir string, args ...string) ([]byte, error) { return git(dir, args...) }
 
 func git(dir string, args ...string) ([]byte, error) {
 	cmd := exec.Command("git", args...)

@@ -3,9 +3,10 @@
 //
 //   - against cilium/ebpf (v0.22.0 by default): no incompatible change,
 //     so that switching stays a change of import path;
-//   - against our last release (the newest v* tag, or else the commit
-//     that added CHANGELOG.md, which is v0.1.0): no incompatible change
-//     that CHANGELOG.md's Unreleased section does not name.
+//   - against our last release (CHANGELOG.md's newest: its tag, or else
+//     the commit that adds its entry, which is the release until it is
+//     tagged): no incompatible change that CHANGELOG.md's Unreleased
+//     section does not name.
 //
 // Each on linux and windows, the platforms whose API differs. make test
 // runs it from the checkout's top folder:
@@ -21,12 +22,13 @@ package main
 import (
 	"flag"
 	"fmt"
-	"go/types"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/ebpf-zc/ebpf/internal/tools/api"
 	"github.com/ebpf-zc/ebpf/internal/tools/modfiles"
+	"github.com/ebpf-zc/ebpf/internal/tools/release"
 	"golang.org/x/exp/apidiff"
 )
 
@@ -57,27 +59,30 @@ func run(upstream string, goosList []string, verbose bool) error {
 		return err
 	}
 	named := unreleasedNames(string(changelog))
-
-	release, err := findRelease(root)
+	parsed, err := release.ParseChangelog(string(changelog))
+	if err != nil {
+		return err
+	}
+	last, err := findRelease(root, parsed)
 	if err != nil {
 		return err
 	}
 	var releaseDir string
-	if release.commit != "" {
+	if last.commit != "" {
 		if releaseDir, err = os.MkdirTemp("", "apicheck-release-"); err != nil {
 			return err
 		}
 		defer os.RemoveAll(releaseDir)
-		if err := extract(root, release.commit, releaseDir); err != nil {
+		if err := modfiles.Extract(root, last.commit, releaseDir); err != nil {
 			return err
 		}
 	} else {
-		fmt.Printf("apicheck: no release to compare with: %s\n", release.why)
+		fmt.Printf("apicheck: no release to compare with: %s\n", last.why)
 	}
 
 	failed := 0
 	for _, goos := range goosList {
-		ours, err := load(root, goos, false, ourPaths())
+		ours, err := api.Load(root, goos, false, ourPaths())
 		if err != nil {
 			return fmt.Errorf("ours: %w", err)
 		}
@@ -99,16 +104,16 @@ func run(upstream string, goosList []string, verbose bool) error {
 		if releaseDir == "" {
 			continue
 		}
-		prev, err := load(releaseDir, goos, true, ourPaths())
+		prev, err := api.Load(releaseDir, goos, true, ourPaths())
 		if err != nil {
-			return fmt.Errorf("release %s: %w", release.name, err)
+			return fmt.Errorf("release %s: %w", last.name, err)
 		}
 		for _, name := range libraryPackages {
 			path := modfiles.ModulePath + "/" + name
 			if prev[path] == nil {
 				continue // a package the release did not have: all of it is new
 			}
-			failed += report(name, goos, "release "+release.name, apidiff.Changes(prev[path], ours[path]), named, verbose)
+			failed += report(name, goos, "release "+last.name, apidiff.Changes(prev[path], ours[path]), named, verbose)
 		}
 	}
 	if failed > 0 {
@@ -159,6 +164,3 @@ func ourPaths() []string {
 	}
 	return paths
 }
-
-// typesByPath is a load's packages by import path.
-type typesByPath map[string]*types.Package
