@@ -2,6 +2,7 @@ package ringbuf
 
 import (
 	"iter"
+	"unsafe"
 
 	"github.com/ebpf-zc/ebpf/internal/readers"
 )
@@ -18,7 +19,7 @@ type Batch struct {
 	limit    uint64 // the walk ends at the first record boundary from here
 	producer uint64 // producer position when claimed
 	holding  bool
-	lines    uint32 // what the stream loads read (loadLines), kept
+	ahead    uint32 // what the look-ahead loads read, kept so that they stay
 }
 
 // Ring is where the batch's records come from, as [Record.Ring].
@@ -35,14 +36,14 @@ func (b *Batch) Samples() iter.Seq[[]byte] {
 		}
 		area := b.ring.dataArea // in registers: the stores to b.pos cannot change it
 		p, limit, end := b.pos, b.limit, b.claim.End
-		var lines uint32
+		var ahead uint32
 		for p < limit {
 			h := area.headerAt(p)
 			total := h.total()
 			if h.busy() || total > end-p {
 				break // a producer is still writing it, or corrupt: the loop's end tells which
 			}
-			lines |= area.loadLines(p, total, walkStreamMax)
+			ahead |= area.loadAhead(p, total)
 			next := p + total
 			if !h.discarded() {
 				b.pos = next
@@ -52,9 +53,29 @@ func (b *Batch) Samples() iter.Seq[[]byte] {
 			}
 			p = next
 		}
-		b.pos, b.lines = p, lines
+		b.pos, b.ahead = p, ahead
 	}
 }
+
+// loadAhead loads the word aheadRecords records on from the record at
+// pos, total bytes long, guessing that they are all that long, and
+// returns it for the walk to keep (an unused load is compiled away).
+//
+// A walk is a chain of loads, each header giving the next one's place: a
+// body that reads heads alone would wait for each header in turn, one
+// miss at a time, wherever records are too far apart for the prefetcher
+// to follow, a distance that differs from core to core. The load ahead
+// breaks the chain whatever the distance: the line it asks for is in
+// flight while the body works. A guess that misses (records of other
+// sizes) loads a line of the ring, no more. Two records is the floor's
+// distance (internal/rawring); farther slows a body that reads whole
+// records, which streams the ring itself (make bench-sweep, touch=all;
+// docs/batch-walk.md).
+func (a dataArea) loadAhead(pos, total uint64) uint32 {
+	return *(*uint32)(unsafe.Add(a.data, (pos+aheadRecords*total)&a.mask))
+}
+
+const aheadRecords = 2
 
 // records is the loop of Batches, with a Record for each sample.
 func (rs *rings) records(yield func(*Record, error) bool) {
