@@ -62,9 +62,9 @@ func (r *Reader) Consume() error {
 	// A view lent (readers.Loan) ends with one compare-and-swap and one
 	// store, without the lock.
 	end := r.peek.claim.End // before the loan is back: then another PeekInto may move it on
-	if r.loan.BeginReturn() {
+	if ret, ok := r.loan.BeginReturn(); ok {
 		r.consumers[0].ring.publishConsumer(end)
-		if r.loan.CalledBack() {
+		if ret.CalledBack() {
 			r.engine.Release(0, r.releasePeek) // tell the engine, which settles it
 		}
 		return nil

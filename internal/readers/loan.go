@@ -39,13 +39,22 @@ type Loan struct {
 // BeginReturn takes the loan back to return it: it reports false if none
 // is out (called back, never lent, or taken back by another call), and
 // the holder uses Release. Then the holder publishes its claim's end, and
-// asks Recalled.
-func (l *Loan) BeginReturn() bool { return l.steps.CompareAndSwap(l.out, l.out+1) }
+// asks the Return whether the loan was called back meanwhile.
+func (l *Loan) BeginReturn() (Return, bool) {
+	r := Return{l, l.callsAt} // read before the loan is back: a new one may follow it
+	return r, l.steps.CompareAndSwap(l.out, l.out+1)
+}
+
+// Return is a loan its holder is giving back.
+type Return struct {
+	loan    *Loan
+	callsAt uint64
+}
 
 // CalledBack reports, once the holder published its claim's end, whether
 // the engine called the loan back meanwhile: then the holder tells it
 // with Release, which settles the loan if the engine has not.
-func (l *Loan) CalledBack() bool { return l.calls.Load() != l.callsAt }
+func (r Return) CalledBack() bool { return r.loan.calls.Load() != r.callsAt }
 
 // Returning reports, under the engine's lock, whether a holder took the
 // loan back to return it: no other call may give its claim back.
