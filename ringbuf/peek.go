@@ -65,7 +65,7 @@ func (r *Reader) Consume() error {
 	if ret, ok := r.loan.BeginReturn(); ok {
 		r.consumers[0].ring.publishConsumer(end)
 		if ret.CalledBack() {
-			r.engine.Release(0, r.releasePeek) // tell the engine, which settles it
+			r.engine.Returned() // it must hear of it now
 		}
 		return nil
 	}

@@ -253,6 +253,18 @@ func (e *Engine) Renew(renew func() bool) bool {
 	return e.loan.renew(renew)
 }
 
+// Returned is what a holder calls once it returned a loan the engine
+// called back meanwhile (Return.CalledBack): the engine settles it now,
+// and frees a closed reader's resources if it was the last held. A loan
+// the engine settled already, and any loan since, are left as they are.
+func (e *Engine) Returned() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer e.settleLocked()
+	e.settleLoanLocked()
+	return e.freeIfUnusedLocked()
+}
+
 // settleLoanLocked settles a loan its holder returned, and publishes past
 // it.
 func (e *Engine) settleLoanLocked() {

@@ -53,7 +53,7 @@ type Return struct {
 
 // CalledBack reports, once the holder published its claim's end, whether
 // the engine called the loan back meanwhile: then the holder tells it
-// with Release, which settles the loan if the engine has not.
+// (Engine.Returned), which settles the loan if the engine has not.
 func (r Return) CalledBack() bool { return r.loan.calls.Load() != r.callsAt }
 
 // Returning reports, under the engine's lock, whether a holder took the
