@@ -155,7 +155,7 @@ func TestVMArgs(t *testing.T) {
 		{"-accel", "tcg"}, {"-cpu", "max"}, {"-machine", "pc"}, {"-smp", "1"}, {"-m", "1G"},
 		{"-kernel", "/k/vmlinuz"}, {"-initrd", "/i.cpio"}, {"-serial", "chardev:console"},
 		{"-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"},
-		{"-append", "console=ttyS0 panic=-1 oops=panic random.trust_cpu=on vmtest.kernel=6.1"},
+		{"-append", "console=ttyS0 panic=-1 oops=panic random.trust_cpu=on tsc=reliable no_timer_check vmtest.kernel=6.1"},
 	} {
 		if !has(fv[0], fv[1]) {
 			t.Errorf("args lack %s %s: %q", fv[0], fv[1], args)
