@@ -103,7 +103,7 @@ type VM struct {
 func (vm VM) Args() []string {
 	cmdline := append(append([]string{}, KernelArgs...), wire.KernelParam+"="+vm.Name)
 	args := []string{
-		"-accel", vm.Accel,
+		"-accel", accelOption(vm.Accel),
 		"-cpu", cpuModel(vm.Accel),
 		// pc with one CPU unless the kernel asks for more: -smp 2 crashed
 		// 6.12 in 3 of 10 boots under TCG and -M microvm hung, when this
