@@ -4,6 +4,7 @@ package ringbuf
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -75,16 +76,15 @@ func TestCloseIsABarrier(t *testing.T) {
 // TestCloseFromBodyWaitsForOthers: a loop body that calls Close, while
 // other goroutines are blocked in the reader, gets Close back once they
 // have returned (none still waits); its own loop then ends with ErrClosed.
+// The loop takes the one record alone, and the reads start while its body
+// holds it: readers racing the loop for records could take every one.
 func TestCloseFromBodyWaitsForOthers(t *testing.T) {
+	const creator = "github.com/ebpf-zc/ebpf/ringbuf.TestCloseFromBodyWaitsForOthers"
 	m := newRingMap(t, 4096)
 	p := newProducer(t, progs.RingbufSpec{Ring: m, Size: 8})
 	r := newTestReader(t, m)
-	const readers = 2
-	readsEnded := make(chan error, readers)
-	for range readers {
-		go func() { readsEnded <- bpftest.ReadUntilError(r.ReadInto) }()
-	}
 	loopEnded := make(chan error, 1)
+	inBody, readersIn := make(chan struct{}), make(chan struct{})
 	var waitingAtClose []string
 	go func() {
 		closed := false
@@ -95,28 +95,42 @@ func TestCloseFromBodyWaitsForOthers(t *testing.T) {
 			}
 			if !closed {
 				closed = true
+				close(inBody)
+				<-readersIn
 				if err := r.Close(); err != nil {
 					t.Error(err)
 				}
-				waitingAtClose = bpftest.WaitingGoroutines("github.com/ebpf-zc/ebpf/ringbuf.TestCloseFromBodyWaitsForOthers")
+				waitingAtClose = bpftest.WaitingGoroutines(creator)
 			}
 		}
 		loopEnded <- errors.New("loop ended without an error")
 	}()
-	time.Sleep(50 * time.Millisecond) // all block
-	// The readers may take the records; produce until the loop gets one.
-	var err error
-	bpftest.Within(t, 10*time.Second, "Close from a loop body", func() {
-		for {
-			produce(t, p, 1)
-			select {
-			case err = <-loopEnded:
-				return
-			case <-time.After(time.Millisecond):
-			}
+	loopEndedEarly := func() string {
+		select {
+		case err := <-loopEnded:
+			return fmt.Sprintf("the loop ended with %v before Close", err)
+		default:
+			return ""
 		}
+	}
+	bpftest.WaitAsleepInWaiter(t, creator, 1, loopEndedEarly)
+	produce(t, p, 1)
+	bpftest.Receive(t, inBody, 10*time.Second, "the loop, with a record produced,")
+
+	const readers = 2
+	readsEnded := make(chan error, readers)
+	for range readers {
+		go func() { readsEnded <- bpftest.ReadUntilError(r.ReadInto) }()
+	}
+	bpftest.WaitAsleepInWaiter(t, creator, readers, func() string {
+		if n := len(readsEnded); n > 0 {
+			return fmt.Sprintf("%d reads ended before Close", n)
+		}
+		return loopEndedEarly()
 	})
-	if !errors.Is(err, ErrClosed) {
+	close(readersIn)
+
+	if err := bpftest.Receive(t, loopEnded, 10*time.Second, "Close from a loop body"); !errors.Is(err, ErrClosed) {
 		t.Errorf("the closing loop ended with %v, want ErrClosed", err)
 	}
 	if waitingAtClose != nil {

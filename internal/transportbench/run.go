@@ -105,6 +105,13 @@ const loopRuns = 4096
 type Result struct {
 	// Elapsed is how long the producer ran.
 	Elapsed time.Duration
+	// LastBurst is when the producer's last test-run call started, from
+	// its start. A paced producer had then sent every burst due by the
+	// millisecond that call began in, so Rate × LastBurst is what the
+	// pace owes, counted against the time the producer really got to run:
+	// a thread that a slow or busy CPU held back owes nothing for the
+	// wait that nobody let it send in.
+	LastBurst time.Duration
 	// Produced counts the events the program numbered; Dropped those it
 	// could not hand over (buffer or queue full).
 	Produced, Dropped uint64
@@ -151,7 +158,7 @@ func Run(cfg Config) (_ *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Elapsed, err = produce(t.producer.Run, cfg.ProducerCPU, cfg.Duration, cfg.Rate)
+	res.Elapsed, res.LastBurst, err = produce(t.producer.Run, cfg.ProducerCPU, cfg.Duration, cfg.Rate)
 	t.stop()
 	var consErr error
 	res.Consumer, res.ConsumerWall, consErr = wait()
@@ -186,19 +193,26 @@ func (c *Config) fill() {
 }
 
 // produce calls run, a producer's Run, on a thread pinned to cpu until d has
-// passed, and returns how long it ran: flat out, loopRuns runs per
-// test-run call, or with rate, a burst of rate/1000 runs every
-// millisecond. A paced producer that falls behind (a test-run call
-// slower than a millisecond: 2 ms under TCG) makes up the bursts it
-// missed in its next call, so it keeps to the rate on average.
-func produce(run func(runs int) error, cpu int, d time.Duration, rate int) (time.Duration, error) {
+// passed, and returns how long it ran and when its last call started:
+// flat out, loopRuns runs per test-run call, or with rate, a burst of
+// rate/1000 runs every millisecond. A paced producer that falls behind
+// (a test-run call slower than a millisecond: 2 ms under TCG) makes up
+// the bursts it missed in its next call, so whenever it calls run it has
+// sent every burst due by then; how many that is over d depends on how
+// often the CPU let it call.
+func produce(run func(runs int) error, cpu int, d time.Duration, rate int) (elapsed, lastBurst time.Duration, err error) {
 	wait, err := cpustat.Go(cpu, func() error {
 		perTick := max(rate/1000, 1)
 		start := time.Now()
-		for sent := 0; time.Since(start) < d; {
+		for sent := 0; ; {
+			now := time.Since(start)
+			if now >= d {
+				return nil
+			}
+			lastBurst = now
 			runs := loopRuns
 			if rate > 0 {
-				ticks := int(time.Since(start)/time.Millisecond) + 1 // the current one included
+				ticks := int(now/time.Millisecond) + 1 // the current one included
 				runs = ticks*perTick - sent
 			}
 			// Paced, runs is at least perTick: the sleep below ends past
@@ -211,13 +225,12 @@ func produce(run func(runs int) error, cpu int, d time.Duration, rate int) (time
 				time.Sleep(time.Until(start.Add(time.Duration(sent/perTick) * time.Millisecond)))
 			}
 		}
-		return nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	_, elapsed, err := wait()
-	return elapsed, err
+	_, elapsed, err = wait()
+	return elapsed, lastBurst, err
 }
 
 // transport is a map, its producer, and the consumer loop that drains it.

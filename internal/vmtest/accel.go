@@ -154,6 +154,29 @@ func kvmFailure(b Boot, c *Console) string {
 	return ""
 }
 
+// accelOption is the -accel value for an accelerator. Under TCG one host
+// thread runs all of a guest's vCPUs in turn (thread=single) instead of
+// one thread each (MTTCG, QEMU's default for an x86 guest on an x86
+// host), for two reasons that hold on any host:
+//
+//   - A VM keeps one host CPU busy whatever its -smp, which is what the
+//     runner's Jobs counts: one VM per host CPU never asks for more.
+//   - No vCPU runs code that another one is rewriting. The kernel patches
+//     its own text (static keys, text_poke_bp) with an int3 in between;
+//     under QEMU 7.2's MTTCG a 7.x guest's CPU 1 trapped on such an int3
+//     in __hrtimer_start_range_ns that was no longer there (the Code:
+//     line of the "Oops: int3" shows the restored instruction) and
+//     panicked, in one of two matrix runs on a 2-vCPU Intel host.
+//
+// The guest still has its CPUs and its threads run on each, taking turns
+// at QEMU's switches rather than at once.
+func accelOption(accel string) string {
+	if accel == AccelTCG {
+		return AccelTCG + ",thread=single"
+	}
+	return accel
+}
+
 // cpuModel is the -cpu value for an accelerator: the host's CPU under
 // KVM, and under TCG every feature it emulates, RDRAND included.
 func cpuModel(accel string) string {

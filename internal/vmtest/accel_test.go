@@ -152,10 +152,10 @@ func TestVMArgs(t *testing.T) {
 		return false
 	}
 	for _, fv := range [][2]string{
-		{"-accel", "tcg"}, {"-cpu", "max"}, {"-machine", "pc"}, {"-smp", "1"}, {"-m", "1G"},
+		{"-accel", "tcg,thread=single"}, {"-cpu", "max"}, {"-machine", "pc"}, {"-smp", "1"}, {"-m", "1G"},
 		{"-kernel", "/k/vmlinuz"}, {"-initrd", "/i.cpio"}, {"-serial", "chardev:console"},
 		{"-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"},
-		{"-append", "console=ttyS0 panic=-1 oops=panic random.trust_cpu=on vmtest.kernel=6.1"},
+		{"-append", "console=ttyS0 panic=-1 oops=panic random.trust_cpu=on tsc=reliable no_timer_check vmtest.kernel=6.1"},
 	} {
 		if !has(fv[0], fv[1]) {
 			t.Errorf("args lack %s %s: %q", fv[0], fv[1], args)
@@ -166,8 +166,8 @@ func TestVMArgs(t *testing.T) {
 	}
 	vm.Accel, vm.Heartbeat = AccelKVM, "/tmp/hb"
 	args = vm.Args()
-	if !has("-cpu", "host") {
-		t.Errorf("KVM args lack -cpu host: %q", args)
+	if !has("-cpu", "host") || !has("-accel", "kvm") {
+		t.Errorf("KVM args lack -accel kvm or -cpu host: %q", args)
 	}
 	// The heartbeat must be the second -serial, the guest's ttyS1.
 	if !has("-chardev", "file,id=heartbeat,path=/tmp/hb") || !strings.HasSuffix(strings.Join(args, " "), "-serial chardev:console -device isa-debug-exit,iobase=0xf4,iosize=0x04 -chardev file,id=heartbeat,path=/tmp/hb -serial chardev:heartbeat") {

@@ -37,6 +37,30 @@ var KernelArgs = []string{
 	// under emulation, blocking getrandom(2) and so Go's crypto/rand.
 	// -cpu max gives TCG the RDRAND instruction; this trusts it.
 	"random.trust_cpu=on",
+	// The guest's clocks are QEMU's, and the host may deschedule a vCPU
+	// for as long as it likes, under TCG above all; two boot-time checks
+	// that time one CPU against another then fail, or never end.
+	//
+	// tsc=reliable takes the TSC off the clocksource watchdog
+	// (Documentation/admin-guide/kernel-parameters.txt: it "disables
+	// clocksource verification at runtime"). 7.x's rewritten watchdog
+	// (kernel/time/clocksource.c, watchdog_check_skew) has the boot CPU
+	// wait with interrupts off for another CPU to answer, bounded by
+	// ktime_get_raw_fast_ns; early in boot that clock is jiffies, which
+	// stop when every CPU has interrupts off. A 7.x guest with two CPUs
+	// hung so, for good, right after "smp: Brought up 1 node, 2 CPUs":
+	// CPU 0 in watchdog_check_skew, CPU 1 in stop_machine_yield waiting
+	// for CPU 0, both with interrupts off (QEMU's info registers, symbols
+	// from the same kernel's /proc/kallsyms). Under TCG the TSC is QEMU's
+	// virtual clock, the same on every vCPU: nothing to watch.
+	"tsc=reliable",
+	// no_timer_check skips the IO-APIC timer test (check_timer in
+	// arch/x86/kernel/apic/io_apic.c), which counts ticks over a busy
+	// wait: a starved vCPU misses them and the kernel panics with
+	// "IO-APIC + timer doesn't work!" (2 of 9 TCG boots of 7.x, three VMs
+	// and two busy loops on one host CPU). QEMU's timer is wired; there
+	// is nothing to test.
+	"no_timer_check",
 }
 
 // VM is one boot of one kernel.
@@ -79,7 +103,7 @@ type VM struct {
 func (vm VM) Args() []string {
 	cmdline := append(append([]string{}, KernelArgs...), wire.KernelParam+"="+vm.Name)
 	args := []string{
-		"-accel", vm.Accel,
+		"-accel", accelOption(vm.Accel),
 		"-cpu", cpuModel(vm.Accel),
 		// pc with one CPU unless the kernel asks for more: -smp 2 crashed
 		// 6.12 in 3 of 10 boots under TCG and -M microvm hung, when this

@@ -27,8 +27,9 @@ type Options struct {
 	// Kernels are booted in this order, Jobs at a time; the report keeps
 	// the order.
 	Kernels []Kernel
-	// Jobs is how many VMs run at once; zero means one. Most VMs have one
-	// CPU (Kernel.CPUs), so runtime.NumCPU() keeps every CPU busy.
+	// Jobs is how many VMs run at once; zero means one. Under TCG a VM
+	// is one host thread whatever its CPUs (accelOption), so
+	// runtime.NumCPU() keeps every CPU busy and no more.
 	Jobs int
 	// Patterns select packages for go list; empty means ./... .
 	Patterns []string
