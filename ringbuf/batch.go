@@ -59,12 +59,14 @@ func (b *Batch) Samples() iter.Seq[[]byte] {
 
 // loadAhead loads the word aheadRecords records on from the record at
 // pos, total bytes long, guessing that they are all that long, and
-// returns it for the walk to keep (an unused load is compiled away).
+// returns it for the caller to keep (an unused load is compiled away):
+// the walk of Records and Batches, and PeekInto.
 //
-// A walk is a chain of loads, each header giving the next one's place: a
-// body that reads heads alone would wait for each header in turn, one
-// miss at a time, wherever records are too far apart for the prefetcher
-// to follow, a distance that differs from core to core. The load ahead
+// Reading records is a chain of loads, each header giving the next one's
+// place: a caller that reads heads alone would wait for each header in
+// turn, one miss at a time (PeekInto's lock waits for every load before
+// it), wherever records are too far apart for the prefetcher to follow, a
+// distance that differs from core to core. The load ahead
 // breaks the chain whatever the distance: the line it asks for is in
 // flight while the body works. A guess that misses (records of other
 // sizes) loads a line of the ring, no more. Two records is the floor's

@@ -43,7 +43,7 @@ func (r *Reader) PeekInto(rec *Record) error {
 				take = readers.Lent
 			}
 			p.held, p.claim = true, cl
-			p.lines = c.ring.loadLines(pos, cl.End-pos, streamMax)
+			p.ahead = c.ring.loadAhead(pos, cl.End-pos)
 			rec.RawSample = c.ring.sample(pos, length)
 			rec.Remaining = int(c.producerPos - cl.End)
 		}

@@ -157,11 +157,11 @@ func TestPeekConsume(t *testing.T) {
 	}
 }
 
-// TestPeekRecordsReadWhole peeks records of the sizes PeekInto reads whole
-// (loadLines) and around them, through a small ring many times over, so
-// that records wrap past its end: every view holds its own record, in
-// order.
-func TestPeekRecordsReadWhole(t *testing.T) {
+// TestPeekRecordsWrapping peeks records of sizes around cache-line
+// multiples through a small ring many times over, so that records wrap
+// past its end, and so does the load ahead (loadAhead): every view holds
+// its own record, in order.
+func TestPeekRecordsWrapping(t *testing.T) {
 	for _, size := range []int{120, 121, 184, 185, 250, 256, 257} {
 		t.Run(fmt.Sprintf("size=%d", size), func(t *testing.T) {
 			m := newRingMap(t, 4096)

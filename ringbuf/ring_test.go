@@ -378,35 +378,3 @@ func TestLoadAhead(t *testing.T) {
 		}
 	}
 }
-
-// TestLoadLines checks which words a peek's loadLines reads: one in each
-// cache line of the record after the header's, wrapping at the end of the
-// data area, and none for records outside (streamMin, max].
-func TestLoadLines(t *testing.T) {
-	const size = 4096
-	mem := make([]uint32, size/4)
-	for i := range mem {
-		mem[i] = 1 << (i * 4 / 64) // every word of line L holds bit L
-	}
-	area := dataArea{data: unsafe.Pointer(&mem[0]), mask: size - 1}
-	for _, tc := range []struct {
-		pos, total, max uint64
-		want            uint32
-	}{
-		{pos: 0, total: 264, max: 264, want: 1<<1 | 1<<2 | 1<<3 | 1<<4},
-		{pos: 56, total: 264, max: 264, want: 1<<1 | 1<<2 | 1<<3 | 1<<4},
-		{pos: 64, total: streamMin + 8, max: 264, want: 1<<2 | 1<<3},
-		{pos: 64, total: 3*64 + 8, max: 264, want: 1<<2 | 1<<3 | 1<<4},
-		{pos: size - 8, total: 264, max: 264, want: 1<<0 | 1<<1 | 1<<2 | 1<<3}, // wraps
-		{pos: 3*size + 1024, total: 264, max: 264, want: 1<<17 | 1<<18 | 1<<19 | 1<<20},
-		{pos: 0, total: streamMin, max: 264},
-		{pos: 0, total: 264 + 8, max: 264},
-		{pos: 0, total: 16, max: 264},
-		{pos: 0, total: streamMax, max: streamMax, want: 0x1fe}, // a 512-byte payload: lines 1 to 8
-		{pos: 0, total: streamMax + 8, max: streamMax},
-	} {
-		if got := area.loadLines(tc.pos, tc.total, tc.max); got != tc.want {
-			t.Errorf("loadLines(%d, %d, %d) = %#x, want %#x", tc.pos, tc.total, tc.max, got, tc.want)
-		}
-	}
-}
