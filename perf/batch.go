@@ -302,6 +302,7 @@ func (ri *readInto) one(bs *buffers, i int, rec *Record, unknown *error) (reader
 	})
 	b.release()
 	if read {
+		b.c.publish()
 		return readers.Copied, nil
 	}
 	return readers.None, b.c.err

@@ -22,12 +22,21 @@ func (r *Reader) ReadInto(rec *Record) error {
 	}
 	c := &r.consumers[0]
 	return r.engine.Read(func(int, bool) (readers.Take, error) {
-		cl, pos, length, take, err := c.takeOne(false)
-		if take == readers.Copied {
-			rec.RawSample = r.copies.Destination(rec.RawSample, int(length))
-			copy(rec.RawSample, c.ring.sample(pos, length))
-			rec.Remaining = int(c.producerPos - cl.End)
+		pos, h, ok := c.readyRecord() // the common case, inline
+		end, length := pos+h.total(), h.length()
+		if !ok {
+			cl, clPos, clLength, take, err := c.takeOne(false)
+			if take != readers.Copied {
+				return take, err
+			}
+			pos, end, length = clPos, cl.End, clLength
+		} else {
+			c.claims.Skip(end)
 		}
-		return take, err
+		rec.RawSample = r.copies.Destination(rec.RawSample, int(length))
+		copy(rec.RawSample, c.ring.sample(pos, length))
+		rec.Remaining = int(c.producerPos - end)
+		c.publish()
+		return readers.Copied, nil
 	}, nil)
 }

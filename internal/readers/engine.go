@@ -32,7 +32,8 @@ const (
 	None Take = iota
 	// Busy: a producer still writes the next record; the read backs off.
 	Busy
-	// Copied: a record was read under the lock, and nothing is held.
+	// Copied: a record was read under the lock, consumed and published
+	// (the claim's to do, with the copy), and nothing is held.
 	Copied
 	// Held: records were handed out that their holder reads without the
 	// lock until it gives them back (Release); the buffers stay mapped
@@ -100,8 +101,8 @@ type Session struct {
 // Read is one read call: claim takes a record from buffer i, the buffers
 // taking turns, until one takes something; in between Read waits, and it
 // ends with the error that ends the wait (Close, Flush, the deadline).
-// A record Copied is published before Read returns; one Held stays the
-// caller's until Release. failed, if not nil, runs with the lock held
+// A record Copied is published by claim; one Held stays the caller's
+// until Release. failed, if not nil, runs with the lock held
 // when Read returns an error.
 func (e *Engine) Read(claim func(i int, alone bool) (Take, error), failed func()) error {
 	e.mu.Lock()
@@ -109,11 +110,17 @@ func (e *Engine) Read(claim func(i int, alone bool) (Take, error), failed func()
 	return e.readLocked(claim, failed)
 }
 
-// readLocked is Read; its common case, a record there to take, begins
-// no read and defers nothing (BenchmarkRead, mode copy).
+// readLocked is Read; its common case, one buffer and a record there to
+// copy, takes no turns and begins no read (BenchmarkRead, mode copy).
 func (e *Engine) readLocked(claim func(i int, alone bool) (Take, error), failed func()) (err error) {
 	take := None
-	if !e.wait.Closed() {
+	switch {
+	case e.wait.Closed():
+	case e.n == 1 && !e.loan.lent:
+		if take, err = claim(0, e.wait.Active() == 0); take >= Held {
+			e.heldLocked(0, take)
+		}
+	default:
 		take, err = e.claimTurnLocked(claim, e.wait.Active() == 0)
 	}
 	if take < Copied && err == nil {
@@ -174,22 +181,9 @@ func (e *Engine) claimTurnLocked(claim func(i int, alone bool) (Take, error), al
 			return None, err
 		case take == Copied:
 			e.turn = i
-			e.buffers.Publish(i)
 			return take, nil
 		case take >= Held:
-			if take == Lent {
-				e.loan.lend(i)
-			}
-			e.turn = i + 1
-			if e.turn == n {
-				e.turn = 0
-			}
-			e.held++
-			if e.heldClaimPoll > 0 {
-				// Records produced behind a held claim wake nobody: a
-				// sleeper with no limit sleeps again with one.
-				e.wait.WakeUnbounded()
-			}
+			e.heldLocked(i, take)
 			return take, nil
 		case take == Busy:
 			busy = true
@@ -199,6 +193,24 @@ func (e *Engine) claimTurnLocked(claim func(i int, alone bool) (Take, error), al
 		return Busy, nil
 	}
 	return None, nil
+}
+
+// heldLocked counts a claim of buffer i that take handed out to be held,
+// lends it if it is Lent, and moves the turn past its buffer.
+func (e *Engine) heldLocked(i int, take Take) {
+	if take == Lent {
+		e.loan.lend(i)
+	}
+	e.turn = i + 1
+	if e.turn == e.n {
+		e.turn = 0
+	}
+	e.held++
+	if e.heldClaimPoll > 0 {
+		// Records produced behind a held claim wake nobody: a sleeper
+		// with no limit sleeps again with one.
+		e.wait.WakeUnbounded()
+	}
 }
 
 // Release gives back claims on buffer i that the caller held outside the

@@ -41,7 +41,8 @@ func TestEngineReadinessShowsLateRecords(t *testing.T) {
 	}
 	r := &fakeReader{}
 	r.bufs = fakeBuffers{e: &r.Engine, produced: []int{1}, claimed: []int{0}, published: []int{0}}
-	r.Init(&lateBuffers{fakeBuffers: &r.bufs}, p, errFakeFlushed, p.Close, 0)
+	late := &lateBuffers{fakeBuffers: &r.bufs}
+	r.Init(late, p, errFakeFlushed, p.Close, 0)
 	t.Cleanup(func() { r.Close(nil) })
 	fd, err := r.ReadinessFD()
 	if err != nil {
@@ -57,6 +58,7 @@ func TestEngineReadinessShowsLateRecords(t *testing.T) {
 				return None, nil
 			}
 			r.bufs.claimed[i]++
+			late.Publish(i) // a copy is published by its claim
 			return Copied, nil
 		}, nil)
 	}
