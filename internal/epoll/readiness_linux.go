@@ -14,17 +14,15 @@ import (
 )
 
 // Readiness is what an outside event loop polls for a reader: an eventfd
-// that is readable exactly while its owner says so (Set), and a watcher,
-// a goroutine parked in Go's poller on an epoll instance of the owner's
+// readable exactly while its owner says so (Set), and a watcher, a
+// goroutine parked in Go's poller on an epoll instance of the owner's
 // fds, which calls the owner back (wake) when the kernel wakes one of
-// them or a poll the owner asked for is due, so that the owner can Set
-// what arrived while nobody read.
+// them or a poll the owner asked for is due (PollIn).
 //
-// The eventfd alone is handed out: the kernel's fds never are, because a
-// perf event's poll takes the wake-up it reports (perf_poll,
-// kernel/events/core.c) and a ring buffer's stays readable while a claim
-// holds records back (ringbuf_map_poll_kern, kernel/bpf/ringbuf.c), so
-// neither says what a read would find.
+// The kernel's fds are never handed out: a perf event's poll takes the
+// wake-up it reports (perf_poll, kernel/events/core.c) and a ring
+// buffer's stays readable while a claim holds records back
+// (ringbuf_map_poll_kern, kernel/bpf/ringbuf.c).
 type Readiness struct {
 	eventFd  int
 	readable bool // the eventfd's count is non-zero; under the owner's lock
@@ -50,8 +48,8 @@ func newReadiness(fds []int, wake func() (again bool)) (*Readiness, error) {
 // open makes the eventfd and the watch instance, which holds fds.
 func (rd *Readiness) open(fds []int) (syscall.RawConn, error) {
 	var err error
-	if rd.eventFd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
-		return nil, fmt.Errorf("eventfd: %w", err)
+	if rd.eventFd, err = newEventfd(); err != nil {
+		return nil, err
 	}
 	watchFd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
@@ -64,9 +62,8 @@ func (rd *Readiness) open(fds []int) (syscall.RawConn, error) {
 	}
 	rd.watch = os.NewFile(uintptr(watchFd), "readiness watch")
 	for _, fd := range fds {
-		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(fd)}
-		if err := unix.EpollCtl(watchFd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-			return nil, fmt.Errorf("epoll_ctl add fd %d: %w", fd, err)
+		if err := add(watchFd, fd, unix.EPOLLIN|unix.EPOLLET); err != nil {
+			return nil, err
 		}
 	}
 	return rd.watch.SyscallConn()
@@ -81,15 +78,8 @@ func (rd *Readiness) Set(readable bool) error {
 	if rd.readable == readable {
 		return nil
 	}
-	var buf = [8]byte{1}
-	var err error
-	if readable {
-		_, err = unix.Write(rd.eventFd, buf[:])
-	} else {
-		_, err = unix.Read(rd.eventFd, buf[:])
-	}
-	if err != nil && !errors.Is(err, unix.EAGAIN) {
-		return fmt.Errorf("readiness eventfd: %w", err)
+	if err := setEventfd(rd.eventFd, readable); err != nil {
+		return err
 	}
 	rd.readable = readable
 	return nil
@@ -107,9 +97,9 @@ func (rd *Readiness) PollIn(d time.Duration) {
 	}
 }
 
-// run is the watcher: it waits in Go's poller for the watch instance to
-// be readable, takes the wake-ups pending there, and calls wake, until
-// wake returns false or Close ends the wait.
+// run is the watcher: it waits in Go's poller for the watch instance,
+// takes the wake-ups pending there and calls wake, until wake returns
+// false or Close ends the wait.
 func (rd *Readiness) run(conn syscall.RawConn, wake func() bool) {
 	defer close(rd.done)
 	for {
@@ -137,8 +127,8 @@ func (rd *Readiness) run(conn syscall.RawConn, wake func() bool) {
 	}
 }
 
-// takeEdges takes the wake-ups queued on the epoll instance epollFd
-// without waiting, and reports whether there were any.
+// takeEdges takes the wake-ups queued on epollFd without waiting, and
+// reports whether there were any.
 func takeEdges(epollFd int) bool {
 	var events [16]unix.EpollEvent
 	some := false
@@ -155,16 +145,51 @@ func takeEdges(epollFd int) bool {
 }
 
 // Close stops the watcher, waiting until it has left Go's poller, and
-// closes both fds. The watcher must not be inside wake waiting for what
-// the caller of Close holds; wake's owner checks that it was not closed.
+// closes both fds. The watcher must not be
+// inside wake waiting for what the caller holds; wake's owner checks that
+// it was not closed.
 func (rd *Readiness) Close() error {
 	var err error
 	if rd.watch != nil {
-		err = rd.watch.Close() // ends the watcher's wait: it returns
+		err = rd.watch.Close() // ends the watcher's wait
 	}
 	if rd.eventFd >= 0 {
 		err = errors.Join(err, unix.Close(rd.eventFd))
 		rd.eventFd = -1
 	}
 	return err
+}
+
+// The syscalls below serve the Poller too.
+
+func add(epollFd, fd int, events uint32) error {
+	ev := unix.EpollEvent{Events: events, Fd: int32(fd)}
+	if err := unix.EpollCtl(epollFd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("epoll_ctl add fd %d: %w", fd, err)
+	}
+	return nil
+}
+
+func newEventfd() (int, error) {
+	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return -1, fmt.Errorf("eventfd: %w", err)
+	}
+	return fd, nil
+}
+
+// setEventfd makes eventfd fd readable (set) or not; EAGAIN, no count
+// to take or a full one, is no error.
+func setEventfd(fd int, set bool) error {
+	buf := [8]byte{1}
+	var err error
+	if set {
+		_, err = unix.Write(fd, buf[:])
+	} else {
+		_, err = unix.Read(fd, buf[:])
+	}
+	if err != nil && !errors.Is(err, unix.EAGAIN) {
+		return fmt.Errorf("eventfd: %w", err)
+	}
+	return nil
 }

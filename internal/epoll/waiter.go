@@ -7,8 +7,8 @@ import (
 )
 
 // Waiter is where the goroutines of one reader wait: the rules that end a
-// wait (Close, Flush, the deadline) and the sleep itself, every method
-// under its owner's mutex (docs/architecture.md, "Waiter").
+// wait (Close, Flush, the deadline) and the sleep itself. Every method is
+// called under its owner's mutex (docs/architecture.md, "Waiter").
 type Waiter struct {
 	mu      *sync.Mutex
 	poller  *Poller
@@ -20,13 +20,13 @@ type Waiter struct {
 	active       int    // reads and loops in progress
 	inside       int    // those of them not away in their caller's code
 	closed       bool
-	left         chan struct{} // closed when inside drops to 0; made by Close
+	left         chan struct{} // closed when inside drops to 0
 
 	polling   bool          // a sleeper waits in epoll
 	pollWoken bool          // the eventfd was written for it
 	sleepers  int           // sleepers waiting on wake
 	unbounded int           // sleepers, in epoll or not, with no time limit
-	wake      chan struct{} // closed by Wake; made by the first sleeper after
+	wake      chan struct{} // closed by Wake
 }
 
 // NewWaiter returns a Waiter on poller, guarded by mu; flushed is the
@@ -54,8 +54,8 @@ func (w *Waiter) Begin(t *Ticket) error {
 	return nil
 }
 
-// End ends what Begin counted. A read that a Flush covered and that found
-// records hands the flush on to the next read that finds nothing.
+// End ends what Begin counted. A read that a Flush covered but that ended
+// with a record hands the flush on to the next read that finds nothing.
 func (w *Waiter) End(t *Ticket) {
 	w.Away(t)
 	w.active--
@@ -65,17 +65,16 @@ func (w *Waiter) End(t *Ticket) {
 }
 
 // Away says that t's goroutine runs its caller's code (a loop's body, a
-// lease's function) until Back: Close does not wait for it there, so that
-// it may call Close.
+// lease's function) until Back: Close does not wait for it, so that it
+// may call Close.
 func (w *Waiter) Away(t *Ticket) {
 	if t.away {
 		return
 	}
 	t.away = true
 	w.inside--
-	if w.inside == 0 && w.left != nil {
-		close(w.left)
-		w.left = nil
+	if w.inside == 0 {
+		broadcast(&w.left)
 	}
 }
 
@@ -96,6 +95,10 @@ func (w *Waiter) Closed() bool { return w.closed }
 // Idle reports whether no goroutine sleeps (the poller may be closed).
 func (w *Waiter) Idle() bool { return !w.polling && w.sleepers == 0 }
 
+// FlushPending reports whether a Flush waits for the next read that
+// finds nothing: a flush taken by reads in progress is theirs alone.
+func (w *Waiter) FlushPending() bool { return w.flushForNext }
+
 // Check is called by t's read once it found nothing: how long it may
 // sleep (negative: no limit), or the error that ends it.
 func (w *Waiter) Check(t *Ticket) (time.Duration, error) {
@@ -115,60 +118,65 @@ func (w *Waiter) Check(t *Ticket) (time.Duration, error) {
 }
 
 // Sleep gives up the mutex until a record may have arrived, Wake is
-// called, or timeout passes (negative: no limit).
+// called, or timeout passes (negative: no limit). One sleeper waits in
+// epoll, the others until it or Wake wakes them.
 func (w *Waiter) Sleep(timeout time.Duration) {
 	if timeout < 0 {
 		w.unbounded++
 		defer func() { w.unbounded-- }()
 	}
-	if !w.polling {
-		w.polling = true
-		w.mu.Unlock()
-		w.poller.Wait(timeout) // any error: the caller looks again
-		w.mu.Lock()
-		w.polling = false
-		if w.pollWoken {
-			w.poller.Drain()
-			w.pollWoken = false
-		}
-		w.wakeSleepers() // one of them waits in epoll next
+	if w.polling {
+		w.sleepers++
+		w.await(&w.wake, timeout)
+		w.sleepers--
 		return
 	}
-	if w.wake == nil {
-		w.wake = make(chan struct{})
-	}
-	wake := w.wake
-	w.sleepers++
+	w.polling = true
 	w.mu.Unlock()
-	if timeout < 0 {
-		<-wake
-	} else {
+	w.poller.Wait(timeout) // any error: the caller looks again
+	w.mu.Lock()
+	w.polling = false
+	if w.pollWoken {
+		w.poller.Drain()
+		w.pollWoken = false
+	}
+	broadcast(&w.wake) // one of them waits in epoll next
+}
+
+// await gives up the mutex until *ch, made if nil, is closed, or timeout
+// passes (negative: no limit).
+func (w *Waiter) await(ch *chan struct{}, timeout time.Duration) {
+	if *ch == nil {
+		*ch = make(chan struct{})
+	}
+	c, expired := *ch, (<-chan time.Time)(nil) // nil: never
+	if timeout >= 0 {
 		timer := time.NewTimer(timeout)
-		select {
-		case <-wake:
-		case <-timer.C:
-		}
-		timer.Stop()
+		defer timer.Stop()
+		expired = timer.C
+	}
+	w.mu.Unlock()
+	select {
+	case <-c:
+	case <-expired:
 	}
 	w.mu.Lock()
-	w.sleepers--
+}
+
+// broadcast wakes whoever awaits *ch.
+func broadcast(ch *chan struct{}) {
+	if *ch != nil {
+		close(*ch)
+		*ch = nil
+	}
 }
 
 // Wake makes every sleeper return and look again.
 func (w *Waiter) Wake() {
-	if w.polling && !w.pollWoken {
-		if w.poller.Wake() == nil {
-			w.pollWoken = true
-		}
+	if w.polling && !w.pollWoken && w.poller.Wake() == nil {
+		w.pollWoken = true
 	}
-	w.wakeSleepers()
-}
-
-func (w *Waiter) wakeSleepers() {
-	if w.wake != nil {
-		close(w.wake)
-		w.wake = nil
-	}
+	broadcast(&w.wake)
 }
 
 // WakeUnbounded wakes the sleepers if one sleeps with no time limit.
@@ -198,24 +206,14 @@ func (w *Waiter) Flush() error {
 	return nil
 }
 
-// Close makes every wait end with os.ErrClosed, and returns once every
-// read and loop in the reader has left it (End or Away), giving up the
-// mutex meanwhile: a caller of Close may rely on every blocked call
-// having returned, as on cilium/ebpf's. Only the first Close waits.
+// Close makes every wait end with os.ErrClosed, and returns, giving up
+// the mutex meanwhile, once every read and loop has left the reader (End
+// or Away): then every blocked call has returned, as with cilium/ebpf's
+// Close. Only the first Close waits.
 func (w *Waiter) Close() {
 	w.closed = true
 	w.Wake()
 	for w.inside > 0 {
-		if w.left == nil {
-			w.left = make(chan struct{})
-		}
-		left := w.left
-		w.mu.Unlock()
-		<-left
-		w.mu.Lock()
+		w.await(&w.left, -1)
 	}
 }
-
-// FlushPending reports whether a Flush waits for the next read that
-// finds nothing: a flush taken by reads in progress is theirs alone.
-func (w *Waiter) FlushPending() bool { return w.flushForNext }

@@ -1,10 +1,9 @@
 // Package sentinel makes sentinel errors that keep their own identity and
-// also match a more general error with errors.Is, as cilium/ebpf's errors
-// did before a package named its own.
+// also match a more general error with errors.Is.
 package sentinel
 
-// Error is a sentinel error: errors.Is(err, e) holds only for e itself
-// (compared as a pointer), and errors.Is(e, e.Unwrap()) holds too.
+// Error is a sentinel error: errors.Is(err, e) holds only for e itself,
+// and errors.Is(e, e.Unwrap()) holds too.
 type Error struct {
 	msg string
 	is  error

@@ -9,13 +9,8 @@ import (
 )
 
 // Is32 reports whether the kernel's unsigned long is 32 bits wide. A
-// 64-bit process runs only on a 64-bit kernel, and finds this out at no
-// cost. A 32-bit process (386, arm, mips) may run on either, and asks the
-// kernel once, at init: /proc/kallsyms prints the kernel's pointers at
-// their width; where it cannot be read, uname names the kernel's machine,
-// unless the process runs under a linux32 personality (setarch i686, as
-// 32-bit build containers do), where a 64-bit kernel names a 32-bit one.
-// When neither tells, Is32 is false and [Err] says why.
+// 64-bit process knows it is not; a 32-bit one asks the kernel once, at
+// init (kernelIs32). When nothing tells, Is32 is false and [Err] says why.
 var Is32, errWord = func() (bool, error) {
 	if !Process32 {
 		return false, nil
@@ -23,16 +18,16 @@ var Is32, errWord = func() (bool, error) {
 	return askKernel()
 }()
 
-// Err returns nil if Is32 is what the kernel said, and otherwise an error
-// wrapping [ErrWordSize]: a reader that maps a kernel ring returns it
-// from its constructor rather than guess.
+// Err returns nil if Is32 is what the kernel said, else an error wrapping
+// [ErrWordSize]: a reader that maps a kernel ring returns it rather than
+// guess.
 func Err() error { return errWord }
 
-// askKernel tells Is32 from what the kernel says (kernelIs32).
+// askKernel tells Is32 from /proc/kallsyms, the personality and uname.
 func askKernel() (bool, error) {
 	kallsyms, readErr := kallsymsStart()
 	// personality(0xffffffff) returns the personality and changes nothing
-	// (kernel/exec_domain.c); it cannot fail.
+	// (kernel/exec_domain.c).
 	persona, _, _ := unix.RawSyscall(unix.SYS_PERSONALITY, 0xffffffff, 0, 0)
 	var machine string
 	var u unix.Utsname
@@ -46,8 +41,7 @@ func askKernel() (bool, error) {
 	return is32, err
 }
 
-// kallsymsStart reads the first bytes of /proc/kallsyms: an address and
-// the space after it.
+// kallsymsStart reads the first bytes of /proc/kallsyms.
 func kallsymsStart() ([]byte, error) {
 	f, err := os.Open("/proc/kallsyms")
 	if err != nil {

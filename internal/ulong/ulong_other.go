@@ -2,8 +2,7 @@
 
 package ulong
 
-// Is32 reports whether the kernel's unsigned long is 32 bits wide; outside
-// Linux no reader maps a kernel ring, so it is false.
+// Is32 is false outside Linux, where no reader maps a kernel ring.
 const Is32 = false
 
 // Err returns nil: outside Linux there is no kernel word to tell.
