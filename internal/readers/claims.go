@@ -12,7 +12,7 @@ type Claim struct {
 func BatchBytes(size uint64) uint64 { return min(size/8, 256<<10) }
 
 // Claims is one buffer's claims, held or returned, oldest first, under
-// its reader's mutex (docs/architecture.md, "Claim").
+// its reader's lock (docs/architecture.md, "Claim").
 type Claims struct {
 	pos      uint64 // records below were handed out, or skipped
 	items    []item
@@ -56,9 +56,9 @@ func (l *Claims) Hold(end uint64) Claim {
 	return c
 }
 
-// Renew moves c, the only claim listed, read whole, on to the records
-// from its end to end, as a new claim held: it reports false, changing
-// nothing, unless c is the only claim and nothing was claimed past it.
+// Renew moves c, read whole, on to [c.End, end) as a new claim held; it
+// reports false, changing nothing, unless c is the only claim and
+// nothing was claimed past it.
 func (l *Claims) Renew(c Claim, end uint64) (Claim, bool) {
 	if len(l.items) != 1 || l.items[0] != (item{Claim: c}) || l.pos != c.End {
 		return Claim{}, false
@@ -135,7 +135,7 @@ func (l *Claims) remove(i int) {
 	if l.items[i].returned {
 		l.returned--
 	}
-	if i == len(l.items)-1 { // the newest, as a read's one claim: no shift
+	if i == len(l.items)-1 { // the newest, a read's one claim: no shift
 		l.items = l.items[:i]
 		return
 	}

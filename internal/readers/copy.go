@@ -7,10 +7,9 @@ import (
 )
 
 // ringMemory is every range of buffer memory the readers of this process
-// mapped, mapped now or since unmapped: where views lie, which a copy
-// never writes into (docs/architecture.md). Ranges are only added; one
-// that Go later reuses for its own memory just makes CopyDestination
-// allocate.
+// mapped, now or before: where views lie, which a copy never writes into.
+// Ranges are only added; one that Go reuses later just makes
+// CopyDestination allocate.
 var ringMemory struct {
 	mu    sync.Mutex // serializes additions
 	spans atomic.Pointer[[]span]
@@ -19,8 +18,8 @@ var ringMemory struct {
 type span struct{ start, end uintptr }
 
 // AddRingMemory records area, a buffer's mapping, as ring memory. Spans
-// it overlaps or touches merge with it: a process that maps and unmaps
-// readers for ever keeps a span per place it mapped them, not per reader.
+// it overlaps or touches merge with it, so that a process that maps
+// readers for ever keeps a span per place, not per reader.
 func AddRingMemory(area []byte) {
 	if len(area) == 0 {
 		return
@@ -71,7 +70,7 @@ func CopyDestination(dst []byte, n int) []byte {
 
 // CopyCache is a ReadInto's memory of where its last copy went, so that
 // a caller reusing its record's buffer is not searched for in ring
-// memory on every read (BenchmarkRead, mode copy, 16 B).
+// memory on every read (BenchmarkRead, mode copy).
 type CopyCache struct {
 	last *byte
 }
@@ -85,8 +84,8 @@ func (c *CopyCache) Destination(dst []byte, n int) []byte {
 	return c.checkedDestination(dst, n)
 }
 
-// checkedDestination is Destination for a dst it has not checked; apart,
-// so that the check above inlines.
+// checkedDestination is Destination's search, apart so that Destination
+// inlines.
 //
 //go:noinline
 func (c *CopyCache) checkedDestination(dst []byte, n int) []byte {

@@ -15,33 +15,23 @@ import (
 // with the engine's lock held, per claim and per wait, never per record.
 type Buffers interface {
 	Len() int
-	// Publish tells the kernel buffer i's consumer position.
-	Publish(i int)
+	Publish(i int) // tells the kernel buffer i's consumer position
 	// Ready reports whether a claim on buffer i could take records: some
 	// were given back, or produced past the claim position.
 	Ready(i int) bool
-	// Err returns buffer i's sticky error, if any: reads end with it.
-	Err(i int) error
+	Err(i int) error // buffer i's sticky error, which ends reads
 }
 
 // Take is what a claim took from a buffer.
 type Take uint8
 
+// The Takes, in order: a claim took something from Copied on.
 const (
-	// None: nothing was produced; the read waits for a record.
-	None Take = iota
-	// Busy: a producer still writes the next record; the read backs off.
-	Busy
-	// Copied: a record was read under the lock, consumed and published
-	// (the claim's to do, with the copy), and nothing is held.
-	Copied
-	// Held: records were handed out that their holder reads without the
-	// lock until it gives them back (Release); the buffers stay mapped
-	// until then.
-	Held
-	// Lent: Held, as the buffer's oldest claim, which the holder may give
-	// back without the lock (Loan).
-	Lent
+	None   Take = iota // nothing was produced: the read waits
+	Busy               // a producer still writes the next record: the read backs off
+	Copied             // a record was read, consumed and published by the claim; nothing is held
+	Held               // records are held outside the lock until Release; the buffers stay mapped
+	Lent               // Held, as the buffer's oldest claim, given back without the lock (Loan)
 )
 
 // A Holder is what one loop or lease holds, called with the engine's lock
@@ -56,10 +46,9 @@ type Holder interface {
 	Release(final bool) (i, ended int, stalled bool)
 }
 
-// Engine is a reader but its buffers' layout: the claims' lock, the
-// waits and what ends them, the readiness descriptor, and the resources'
-// lifetime (docs/architecture.md). Every method takes its lock; its
-// callers' functions run with it held.
+// Engine is a reader but its buffers' layout: the lock, the waits, the
+// readiness descriptor and the resources' lifetime (docs/architecture.md).
+// Every method takes the lock; the functions it is given run with it held.
 type Engine struct {
 	mu            sync.Mutex
 	wait          *epoll.Waiter
@@ -73,21 +62,19 @@ type Engine struct {
 	turn          int  // the buffer the next claim looks at first
 	held          int  // claims held outside the lock, lent ones included
 	freed         bool // free ran
-	loan          Loan // the claim lent, if one is out (loan.go)
+	loan          Loan // the claim lent, if one is out
 }
 
 // Init starts the engine on buffers, waiting on poller. flushed is the
-// reader's ErrFlushed; free frees its resources, once it is closed and
-// nothing is held, or once Go collects the engine (it must not refer to
-// the engine); heldClaimPoll bounds a wait while a claim is held, for
-// buffers whose kernel wakes only a reader that caught up (zero: none).
+// reader's ErrFlushed; free frees its resources once it is closed and
+// nothing is held, or once Go collects the engine (so free must not refer
+// to it); heldClaimPoll bounds a wait while a claim is held, for a kernel
+// that wakes only a reader that caught up (zero: no bound).
 func (e *Engine) Init(buffers Buffers, poller *epoll.Poller, flushed error, free func() error, heldClaimPoll time.Duration) {
 	e.buffers, e.poller, e.free, e.heldClaimPoll = buffers, poller, free, heldClaimPoll
 	e.n = buffers.Len()
 	e.wait = epoll.NewWaiter(&e.mu, poller, flushed)
-	// On the engine, so on whatever holds it: a loop keeps its reader's
-	// engine through the method value Records returned, after the caller
-	// dropped the reader.
+	// On the engine, not the reader: a loop may outlive the reader value.
 	e.cleanup = runtime.AddCleanup(e, func(free func() error) { free() }, free)
 }
 
@@ -99,19 +86,17 @@ type Session struct {
 }
 
 // Read is one read call: claim takes a record from buffer i, the buffers
-// taking turns, until one takes something; in between Read waits, and it
-// ends with the error that ends the wait (Close, Flush, the deadline).
-// A record Copied is published by claim; one Held stays the caller's
-// until Release. failed, if not nil, runs with the lock held
-// when Read returns an error.
+// taking turns, waiting in between, until one takes something or the wait
+// ends (Close, Flush, the deadline). A record Held is the caller's until
+// Release. failed, if not nil, runs with the lock held when Read fails.
 func (e *Engine) Read(claim func(i int, alone bool) (Take, error), failed func()) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.readLocked(claim, failed)
 }
 
-// readLocked is Read; its common case, one buffer and a record there to
-// copy, takes no turns and begins no read (BenchmarkRead, mode copy).
+// readLocked is apart so that its common case, one buffer and a record to
+// copy, takes no turns and begins no wait (BenchmarkRead, mode copy).
 func (e *Engine) readLocked(claim func(i int, alone bool) (Take, error), failed func()) (err error) {
 	take := None
 	switch {
@@ -133,15 +118,21 @@ func (e *Engine) readLocked(claim func(i int, alone bool) (Take, error), failed 
 	return err
 }
 
-// waitToTakeLocked is Read with nothing to take yet: it waits, and
-// claims again, until claim takes something or the wait ends.
+// waitToTakeLocked is Read with nothing to take yet.
 func (e *Engine) waitToTakeLocked(claim func(i int, alone bool) (Take, error)) error {
 	var s Session
 	if err := e.wait.Begin(&s.ticket); err != nil {
 		return err
 	}
 	defer e.wait.End(&s.ticket)
-	stalled := false
+	return e.claimLocked(&s, claim, nil, false)
+}
+
+// claimLocked claims until claim takes something, waiting in between, or
+// returns the error that ends the wait; stalled: the last claim met a
+// busy record. h, if not nil, gives back what it may before a wait: the
+// kernel wakes only a reader that caught up.
+func (e *Engine) claimLocked(s *Session, claim func(i int, alone bool) (Take, error), h Holder, stalled bool) error {
 	for {
 		if e.wait.Closed() {
 			return os.ErrClosed
@@ -151,9 +142,11 @@ func (e *Engine) waitToTakeLocked(claim func(i int, alone bool) (Take, error)) e
 			if take >= Copied || err != nil {
 				return err
 			}
-			stalled = take == Busy
+			if stalled = take == Busy; !stalled && h != nil {
+				e.releaseHeldLocked(h, false)
+			}
 		}
-		if err := e.waitLocked(&s, stalled); err != nil {
+		if err := e.waitLocked(s, stalled); err != nil {
 			return err
 		}
 		stalled = false
@@ -162,7 +155,7 @@ func (e *Engine) waitToTakeLocked(claim func(i int, alone bool) (Take, error)) e
 
 // claimTurnLocked runs claim on each buffer in turn until one takes
 // something; a hold moves the turn past its buffer, so that buffers with
-// records take turns. alone: no other read or loop is in progress.
+// records take turns.
 func (e *Engine) claimTurnLocked(claim func(i int, alone bool) (Take, error), alone bool) (Take, error) {
 	e.settleLoanLocked()
 	n := e.n
@@ -173,7 +166,7 @@ func (e *Engine) claimTurnLocked(claim func(i int, alone bool) (Take, error), al
 			i -= n
 		}
 		if e.loan.lent && e.loan.buffer == i {
-			e.callBackLocked(false) // what this takes, the loan's end must publish
+			e.callBackLocked(false) // the loan's end must publish what this takes
 		}
 		take, err := claim(i, alone)
 		switch {
@@ -195,8 +188,8 @@ func (e *Engine) claimTurnLocked(claim func(i int, alone bool) (Take, error), al
 	return None, nil
 }
 
-// heldLocked counts a claim of buffer i that take handed out to be held,
-// lends it if it is Lent, and moves the turn past its buffer.
+// heldLocked counts a claim of buffer i handed out to be held, lends it
+// if Lent, and moves the turn past its buffer.
 func (e *Engine) heldLocked(i int, take Take) {
 	if take == Lent {
 		e.loan.lend(i)
@@ -207,17 +200,16 @@ func (e *Engine) heldLocked(i int, take Take) {
 	}
 	e.held++
 	if e.heldClaimPoll > 0 {
-		// Records produced behind a held claim wake nobody: a sleeper
-		// with no limit sleeps again with one.
+		// Records behind a held claim wake nobody: a sleeper with no
+		// limit sleeps again with one.
 		e.wait.WakeUnbounded()
 	}
 }
 
-// Release gives back claims on buffer i that the caller held outside the
-// lock: release ends them in the buffer's claims and says how many. The
-// kernel is told, and the resources of a closed reader freed once
-// nothing is held. With nothing ended it returns os.ErrClosed once
-// closed. It ends a loan called back, whose holder gives it back so.
+// Release gives back claims on buffer i held outside the lock: release
+// ends them in the buffer's claims and says how many. The kernel is told,
+// and a closed reader's resources are freed once nothing is held. With
+// nothing ended it returns os.ErrClosed once closed.
 func (e *Engine) Release(i int, release func() (ended int)) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -241,10 +233,9 @@ func (e *Engine) releasedLocked(i, ended int) {
 	}
 }
 
-// Lender returns the engine's Loan: release gives its claim back in its
-// buffer's claims, under the lock; returned reports whether the kernel
-// has the claim's end from the holder. A claim that takes Lent lends its
-// buffer's oldest claim through it.
+// Lender returns the engine's Loan, through which a claim that takes Lent
+// is lent: release gives the claim back in its buffer's claims; returned
+// reports whether the kernel has the claim's end from the holder.
 func (e *Engine) Lender(release func() (ended int), returned func() bool) *Loan {
 	l := &e.loan
 	l.release, l.returned = release, returned
@@ -252,13 +243,10 @@ func (e *Engine) Lender(release func() (ended int), returned func() bool) *Loan 
 	return l
 }
 
-// Renew lends again, in place of a loan its holder took back, the claim
-// renew takes under the lock, so that a holder reading claim after claim
-// takes the lock once a claim, as a Read does, and settles nothing: renew
-// checks that the kernel has the claim's end, moves the claim on to the
-// next (Claims.Renew) and reports whether it did. It does nothing and
-// reports false unless a loan was taken back and left unsettled (nothing
-// else looked at the claims since): then the holder Reads.
+// Renew lends again, in place of a loan its holder took back and nothing
+// settled since, the claim renew moves on to (Claims.Renew): one lock a
+// claim, as a Read. It reports false, doing nothing, if the loan was
+// settled or renew fails: then the holder Reads.
 func (e *Engine) Renew(renew func() bool) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -295,15 +283,15 @@ func (e *Engine) callBackLocked(stop bool) {
 }
 
 // Loop is every iterator's loop: it claims through h and calls body
-// without the lock until body returns false, or, once the loop has ended,
-// with the error that ended it; however it stops, what h holds goes back.
+// without the lock until body returns false, or, the loop ended, with the
+// error that ended it; however it stops, what h holds goes back.
 func (e *Engine) Loop(h Holder, body func(err error) bool) {
 	var s Session
 	if err := e.Begin(&s); err != nil {
 		body(err)
 		return
 	}
-	ended := false // by Next, before the body had the error
+	ended := false // by Next, before the body gets the error
 	defer func() {
 		if !ended {
 			e.End(&s, h)
@@ -333,12 +321,11 @@ func (e *Engine) Begin(s *Session) error {
 }
 
 // Next brings s back into the reader for more: h gives back what it may
-// (a lease claims more first: its views outlive its claims), then it
-// claims, waiting in between, and s goes away again with what it
-// claimed. An error ends a loop: one that Close woke has left the reader
-// when its body gets ErrClosed, as a Read has when it returns it, so
-// that Close waits for no body and the body may call anything. A lease
-// gives back all it holds and goes on.
+// (a lease claims first: its views outlive its claims), then it claims,
+// waiting in between, and s goes away again with what it claimed. An
+// error ends a loop, which has left the reader when its body gets it, so
+// that Close waits for no body; a lease gives back all it holds and goes
+// on.
 func (e *Engine) Next(s *Session, h Holder, lease bool) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -348,34 +335,11 @@ func (e *Engine) Next(s *Session, h Holder, lease bool) error {
 	if !lease {
 		stalled = e.releaseHeldLocked(h, false)
 	}
-	var err error
-	for {
-		if e.wait.Closed() {
-			err = os.ErrClosed
-			break
-		}
-		if !stalled {
-			var take Take
-			if take, err = e.claimTurnLocked(h.Claim, e.wait.Active() == 1); take >= Copied || err != nil {
-				break
-			}
-			stalled = take == Busy
-		}
-		if !stalled {
-			// So that the kernel wakes this reader: it wakes only one that
-			// caught up.
-			e.releaseHeldLocked(h, false)
-		}
-		if err = e.waitLocked(s, stalled); err != nil {
-			break
-		}
-		stalled = false
-	}
-	return e.awayLocked(s, h, lease, err)
+	return e.awayLocked(s, h, lease, e.claimLocked(s, h.Claim, h, stalled))
 }
 
-// BackOff is Next for a lease whose own claim reached a record a
-// producer still writes: it waits a little, keeping what it holds.
+// BackOff is Next for a lease whose claim reached a record a producer
+// still writes: it waits a little, keeping what it holds.
 func (e *Engine) BackOff(s *Session, h Holder) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -407,12 +371,12 @@ func (e *Engine) End(s *Session, h Holder) {
 	e.endLocked(s, h)
 }
 
-// endLocked ends s; last, so that a Close waiting for it finds its work
-// done.
+// endLocked ends s, the ticket last: a Close waiting for it finds its
+// work done.
 func (e *Engine) endLocked(s *Session, h Holder) {
 	e.releaseHeldLocked(h, true)
 	e.publishAllLocked()
-	e.freeIfUnusedLocked() // an error: freed anyway, and the caller is not Close's
+	e.freeIfUnusedLocked() // its error is Close's, not this caller's
 	e.wait.End(&s.ticket)
 }
 
@@ -426,7 +390,7 @@ func (e *Engine) releaseHeldLocked(h Holder, final bool) (stalled bool) {
 }
 
 // waitLocked is called with nothing to claim: it publishes, then returns
-// the error that ends the read, or sleeps and returns nil: look again.
+// the error that ends the read, or sleeps and returns nil to look again.
 // With busy it backs off: a yield eight times, then 2 µs doubling to 1 ms.
 func (e *Engine) waitLocked(s *Session, busy bool) error {
 	e.publishAllLocked()
@@ -477,14 +441,11 @@ func (e *Engine) publishAllLocked() {
 	}
 }
 
-// settleLocked ends every operation: it is where the engine's one rule
-// about what a read would find is kept. If a read would take records or
-// end with an error at once, a sleeper is woken (records given back, or
-// produced behind a claim, woke nobody), and the readiness descriptor,
-// if out, is readable exactly then: the reader is closed, a Flush waits
-// for the next read, or a buffer has records to claim or an error. While
-// claims are held and it is not, the watcher looks again every
-// heldClaimPoll, for records produced behind them, which wake nobody.
+// settleLocked ends every operation and keeps the engine's one rule
+// (docs/architecture.md, "Settle"): if a read would take records or end
+// with an error at once, a sleeper is woken and the readiness descriptor
+// is readable; else it is not, and while claims are held the watcher
+// looks again every heldClaimPoll.
 func (e *Engine) settleLocked() {
 	if e.readiness != nil || !e.wait.Idle() {
 		e.settleAllLocked()
@@ -508,14 +469,14 @@ func (e *Engine) settleAllLocked() {
 		return
 	}
 	readable := ready || e.wait.Closed() || e.wait.FlushPending()
-	e.readiness.Set(readable) // an error: as a lost wake-up, which the next operation mends
+	e.readiness.Set(readable) // an error is a lost wake-up, which the next operation mends
 	if !readable && e.held > 0 && e.heldClaimPoll > 0 {
 		e.readiness.PollIn(e.heldClaimPoll)
 	}
 }
 
-// ReadinessFD is every reader's ReadinessFD: the readiness descriptor,
-// made on the first call; os.ErrClosed once closed.
+// ReadinessFD is every reader's ReadinessFD, made on the first call;
+// os.ErrClosed once closed.
 func (e *Engine) ReadinessFD() (int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -523,8 +484,7 @@ func (e *Engine) ReadinessFD() (int, error) {
 		return -1, os.ErrClosed
 	}
 	if e.readiness == nil {
-		// The watcher holds the engine weakly, so that a reader nobody
-		// closed is still collected, and its cleanup stops the watcher.
+		// Weakly, so that a reader nobody closed is still collected.
 		engine := weak.Make(e)
 		rd, err := e.poller.NewReadiness(func() bool {
 			e := engine.Value()
@@ -534,14 +494,14 @@ func (e *Engine) ReadinessFD() (int, error) {
 			return -1, err
 		}
 		e.readiness = rd
-		e.callBackLocked(true) // its end shows what follows it
+		e.callBackLocked(true) // a lent claim's end shows what follows it
 		e.settleLocked()
 	}
 	return e.readiness.FD(), nil
 }
 
-// watched is the readiness watcher's call-back: the kernel woke one of
-// the buffers, or a held-claim poll is due. It reports whether to go on.
+// watched is the readiness watcher's call-back; it reports whether to go
+// on.
 func (e *Engine) watched() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -552,8 +512,8 @@ func (e *Engine) watched() bool {
 	return true
 }
 
-// Inspect runs look with the lock held while the reader is open (its
-// buffers mapped), else returns os.ErrClosed.
+// Inspect runs look with the lock held while the reader is open, else
+// returns os.ErrClosed.
 func (e *Engine) Inspect(look func()) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -573,7 +533,7 @@ func (e *Engine) InProgress() int {
 }
 
 // freeIfUnusedLocked frees a closed engine's resources once nothing is
-// held or inside.
+// held and nobody sleeps.
 func (e *Engine) freeIfUnusedLocked() error {
 	if !e.wait.Closed() || e.freed || e.held > 0 || !e.wait.Idle() {
 		return nil
@@ -599,17 +559,16 @@ func (e *Engine) Flush() error {
 }
 
 // Close is every reader's Close; stop, if not nil, runs first. It returns
-// once every read that was blocked has returned, and every loop that was
-// waiting has handed its body ErrClosed (epoll.Waiter.Close); it waits
-// for no body. The resources are freed then, or once the last claim held
-// is given back.
+// once every blocked read has returned and every waiting loop has handed
+// its body ErrClosed (epoll.Waiter.Close). The resources are freed then,
+// or once the last claim held is given back.
 func (e *Engine) Close(stop func() error) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.wait.Closed() {
 		return nil
 	}
-	e.callBackLocked(true) // its end frees the buffers
+	e.callBackLocked(true) // the loan's end frees the buffers
 	e.publishAllLocked()
 	var err error
 	if stop != nil {
