@@ -27,8 +27,9 @@ type Readiness struct {
 	eventFd  int
 	readable bool // the eventfd's count is non-zero; under the owner's lock
 
-	watch *os.File      // the watcher's epoll instance, in Go's poller
-	done  chan struct{} // closed when the watcher returns
+	watch   *os.File      // the watcher's epoll instance, in Go's poller
+	started chan struct{} // closed once the watcher's wait began
+	done    chan struct{} // closed when the watcher returns
 
 	mu      sync.Mutex // orders the watch's deadline between owner and watcher
 	pollDue time.Time  // the watch's deadline; zero: none
@@ -36,12 +37,19 @@ type Readiness struct {
 
 // newReadiness makes the eventfd and starts the watcher on fds.
 func newReadiness(fds []int, wake func() (again bool)) (*Readiness, error) {
-	rd := &Readiness{eventFd: -1, done: make(chan struct{})}
+	rd := &Readiness{eventFd: -1, started: make(chan struct{}), done: make(chan struct{})}
 	conn, err := rd.open(fds)
 	if err != nil {
 		return nil, errors.Join(err, rd.Close())
 	}
 	go rd.run(conn, wake)
+	// Not before its wait began: beginning, the wait forgets what Go's
+	// poller reported, and that poller's own poll of the instance may
+	// have taken a perf event's wake-up (perf_poll), lost with it.
+	select {
+	case <-rd.started:
+	case <-rd.done:
+	}
 	return rd, nil
 }
 
@@ -102,9 +110,14 @@ func (rd *Readiness) PollIn(d time.Duration) {
 // false or Close ends the wait.
 func (rd *Readiness) run(conn syscall.RawConn, wake func() bool) {
 	defer close(rd.done)
+	started := rd.started
 	for {
 		calls := 0
 		err := conn.Read(func(fd uintptr) bool {
+			if started != nil {
+				close(started)
+				started = nil
+			}
 			// Go's poller reports the instance once per wake-up: take the
 			// edges queued so far, then wait unless there were some.
 			calls++
