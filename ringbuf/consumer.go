@@ -51,9 +51,9 @@ func (c *consumer) ready() bool {
 	return c.claims.HasReturned() || c.produced()
 }
 
-// takeOne takes the next kept record, held if hold, else consumed
-// (copied under the lock), and the discarded ones before it: cl is the
-// claim, pos and length the record's.
+// takeOne takes the next kept record and the discarded ones before it,
+// held if hold, else consumed (copied under the lock): cl is the claim,
+// pos and length the record's.
 func (c *consumer) takeOne(hold bool) (cl claim, pos uint64, length uint32, take readers.Take, err error) {
 	if c.err != nil {
 		return claim{}, 0, 0, readers.None, c.err
@@ -82,8 +82,7 @@ func (c *consumer) takeOne(hold bool) (cl claim, pos uint64, length uint32, take
 }
 
 // readyRecord finds the committed, kept record at the claim position if
-// no claim is out (nothing is unpublished): the common case of takeOne,
-// without claimOne's scan.
+// no claim is out: takeOne's common case, without claimOne's scan.
 func (c *consumer) readyRecord() (pos uint64, h header, ok bool) {
 	pos = c.claims.Pos()
 	if !c.claims.Empty() || pos == c.producerPos {
@@ -118,8 +117,7 @@ func (c *consumer) scan(pos, end, budget uint64, one bool) (next, recPos uint64,
 	return next, recPos, recLen, found, false
 }
 
-// claimOne claims the next kept record and the discarded ones before it,
-// held if hold, else consumed (copied under the mutex).
+// claimOne is takeOne past a claim: returned records first.
 func (c *consumer) claimOne(hold bool) (cl claim, recPos uint64, recLen uint32, ok, busy bool) {
 	for r, some := c.claims.Returned(); some; r, some = c.claims.Returned() {
 		next, pos, length, found, busy := c.scan(r.Start, r.End, 0, true)

@@ -33,59 +33,35 @@ const (
 	recordAlign = 8
 )
 
-// rbOverwrite is the map flag BPF_F_RB_OVERWRITE, (1U << 19) in
-// include/uapi/linux/bpf.h since Linux 6.19 (commit feeaf1346f80, "bpf: Add
-// overwrite mode for BPF ring buffer"). A ring created with it does not
-// follow the layout above once full: the producer overwrites the oldest
-// records, past the consumer position, and keeps their start in a new
-// overwrite_pos (kernel/bpf/ringbuf.c). Older kernels refuse the flag at
-// map creation with EINVAL (RINGBUF_CREATE_FLAG_MASK is BPF_F_NUMA_NODE).
-const rbOverwrite = 1 << 19
-
-// Kernel ABI of an overwrite-mode ring (struct bpf_ringbuf and
-// __bpf_ringbuf_reserve in kernel/bpf/ringbuf.c, Linux 6.19+, unchanged
-// in 7.x):
-//   - the mapping is the one above: the consumer page is the only one
-//     user space may write (ringbuf_map_mmap_kern); the producer page holds
-//     three unsigned longs, producer_pos, pending_pos and overwrite_pos,
-//     in that order (overwrite_pos was placed after pending_pos so that
-//     pending_pos kept its offset), so overwrite_pos is at two words into
-//     the producer page, read-only to user space;
-//   - overwrite_pos is the start of the oldest record not overwritten: a
-//     reservation that would leave producer_pos more than size-1 bytes
-//     past it moves it forward, record by record along their headers, to
-//     make room; it only grows, and always sits on a record's start;
-//   - the reservation stores overwrite_pos (WRITE_ONCE, under the ring's
-//     spinlock) before it store-releases producer_pos, so overwrite_pos
-//     loaded after an acquire load of producer_pos is at least the one
-//     that producer position was published with; the producer writes the
-//     space it took over only after both (the record's header under the
-//     lock, its payload once bpf_ringbuf_reserve returned), with no full
-//     barrier after the overwrite_pos store: x86's total store order shows
-//     every observer that store first; a weakly ordered CPU (arm64) may
-//     show a payload store before it, since a store-release orders only
-//     what precedes it;
-//   - a reservation never overwrites a record still busy: the room is
-//     checked against pending_pos (the oldest busy record) alone, as in
-//     normal mode, and never against consumer_pos;
-//   - so consumer_pos means nothing to the producer: it only serves
-//     BPF_RB_AVAIL_DATA (producer_pos - max(consumer_pos, overwrite_pos)),
-//     poll, and the wake-up at commit (records committed with
-//     BPF_RB_NO_WAKEUP wake nobody).
+// rbOverwrite is BPF_F_RB_OVERWRITE, (1U << 19) in include/uapi/linux/bpf.h
+// since Linux 6.19 (commit feeaf1346f80); older kernels refuse it with
+// EINVAL. Kernel ABI of such a ring (struct bpf_ringbuf and
+// __bpf_ringbuf_reserve in kernel/bpf/ringbuf.c, 6.19 to 7.x):
+//   - the mapping is the one above; the producer page holds three unsigned
+//     longs, producer_pos, pending_pos and overwrite_pos, read-only;
+//   - once the ring is full the producer overwrites the oldest records,
+//     past consumer_pos, which it ignores but for BPF_RB_AVAIL_DATA, poll
+//     and the wake-up; overwrite_pos, the start of the oldest record not
+//     overwritten, only grows, from one record's start to another's;
+//   - a reservation stores overwrite_pos (under the ring's spinlock) before
+//     it store-releases producer_pos, and writes the space it took over
+//     only after both, never a record still busy (pending_pos). There is
+//     no full barrier after the overwrite_pos store: x86 shows it first to
+//     every observer, a weakly ordered CPU (arm64) may show a payload
+//     store before it.
 //
-// A record at or past overwrite_pos as loaded after it was read has not
-// been overwritten: every byte the producer rewrites lies before the
-// overwrite_pos it stored first (on x86; on arm64 as far as the stores
-// above are seen in order).
+// So a record at or past overwrite_pos as loaded after the record was
+// read had not been overwritten (on arm64, as far as those stores are
+// seen in order).
+const rbOverwrite = 1 << 19
 
 // ErrCorrupt is returned when the ring's positions or a record header
 // contradict the kernel's layout; the Reader stops at the bad record. It
 // matches [io.ErrUnexpectedEOF], cilium/ebpf's error then.
 var ErrCorrupt error = sentinel.New("ring buffer corrupt", io.ErrUnexpectedEOF)
 
-// overwritePosition returns the ring's overwrite_pos word, at two
-// position words past producer_pos (see above). Only an overwrite-mode
-// ring's is meaningful; a normal ring's stays zero.
+// overwritePosition returns the ring's overwrite_pos word, two words past
+// producer_pos; a normal ring's stays zero.
 func (rg *ring) overwritePosition() position {
 	word := uintptr(8)
 	if ulong.Process32 && ulong.Is32 {
@@ -163,10 +139,10 @@ func newRing(consumerPos, producerPos *uint64, data unsafe.Pointer, size uint64)
 	}, nil
 }
 
-// loadProducer reads the producer position with acquire semantics, so that
-// every header below it is visible, and checks it: not below near, the
-// reader's consumer position, and within a ring of the kernel's, loaded
-// after it (another reader of the map may have moved that one on).
+// loadProducer loads the producer position, so that every header below
+// it is visible, and checks it: not below near, the reader's consumer
+// position, and within a ring of the kernel's (another reader of the map
+// may have moved that one on).
 func (rg *ring) loadProducer(near uint64) (uint64, error) {
 	producer := rg.producerPos.load(near)
 	consumer := rg.consumerPos.load(near)
@@ -177,22 +153,32 @@ func (rg *ring) loadProducer(near uint64) (uint64, error) {
 	return producer, nil
 }
 
-// loadConsumer reads the consumer position the kernel holds (below 4 GiB
+// loadConsumer loads the consumer position the kernel holds (below 4 GiB
 // on a 32-bit kernel: the reader's positions start there).
 func (rg *ring) loadConsumer() uint64 {
 	return rg.consumerPos.load(0)
 }
 
-// publishConsumer store-releases pos as the consumer position, unless the
-// kernel holds a later one (another reader of the map consumed further).
+// startPos is loadConsumer for a reader that starts there: a record's
+// start, or ErrCorrupt.
+func (rg *ring) startPos() (uint64, error) {
+	pos := rg.loadConsumer()
+	if pos%recordAlign != 0 {
+		return 0, fmt.Errorf("%w: consumer position %d is not 8-byte aligned", ErrCorrupt, pos)
+	}
+	return pos, nil
+}
+
+// publishConsumer stores pos as the consumer position, unless the kernel
+// holds a later one (another reader of the map consumed further).
 func (rg *ring) publishConsumer(pos uint64) {
 	if int64(pos-rg.consumerPos.load(pos)) > 0 {
 		rg.consumerPos.store(pos)
 	}
 }
 
-// headerAt reads the header at pos, with acquire semantics so that a
-// committed record's payload is visible.
+// headerAt loads the header at pos, so that a committed record's payload
+// is visible.
 func (a dataArea) headerAt(pos uint64) header {
 	return header(atomic.LoadUint32((*uint32)(unsafe.Add(a.data, pos&a.mask))))
 }

@@ -20,7 +20,7 @@ type rings struct {
 	keys      []int // Record.Ring of each consumer's ring (MultiReader); nil for a Reader
 }
 
-// resources are what rings hold outside Go's heap.
+// resources are what rings or a Writer hold outside Go's heap.
 type resources struct {
 	poller   *epoll.Poller
 	mappings []*mapping
@@ -28,12 +28,16 @@ type resources struct {
 
 // free releases the resources; a second call finds nothing to release.
 func (res *resources) free() error {
-	var err error
-	if res.poller != nil {
-		err, res.poller = res.poller.Close(), nil
-	}
+	err := res.closePoller()
 	for _, m := range res.mappings {
 		err = errors.Join(err, m.unmap())
+	}
+	return err
+}
+
+func (res *resources) closePoller() (err error) {
+	if res.poller != nil {
+		err, res.poller = res.poller.Close(), nil
 	}
 	return err
 }
@@ -51,7 +55,7 @@ func (rs *rings) open(maps []*ebpf.Map, keys []int) (err error) {
 	mapped := make([]*ring, len(maps))
 	for i, m := range maps {
 		var mp *mapping
-		if mp, mapped[i], err = mapRingMap(m); err != nil {
+		if mp, mapped[i], err = mapRingMap(m, false); err != nil {
 			return rs.ringErr(i, err)
 		}
 		res.mappings = append(res.mappings, mp)
@@ -71,9 +75,9 @@ func (rs *rings) open(maps []*ebpf.Map, keys []int) (err error) {
 // res are freed once rs is closed and nothing is held.
 func (rs *rings) start(mapped []*ring, res *resources) error {
 	for _, rg := range mapped {
-		pos := rg.loadConsumer()
-		if pos%recordAlign != 0 {
-			return fmt.Errorf("%w: consumer position %d is not 8-byte aligned", ErrCorrupt, pos)
+		pos, err := rg.startPos()
+		if err != nil {
+			return err
 		}
 		rs.consumers = append(rs.consumers, newConsumer(rg, pos))
 	}
@@ -81,18 +85,20 @@ func (rs *rings) start(mapped []*ring, res *resources) error {
 	return nil
 }
 
-// mapRingMap maps m, a ring buffer this platform maps.
-func mapRingMap(m *ebpf.Map) (*mapping, *ring, error) {
+// mapRingMap maps m, a ring buffer this platform maps, in overwrite mode
+// if overwrite (for a SnapshotReader), else not.
+func mapRingMap(m *ebpf.Map, overwrite bool) (*mapping, *ring, error) {
 	if err := checkMap(m); err != nil {
 		return nil, nil, err
 	}
 	if err := requireMapped(m.Type(), runtime.GOOS); err != nil {
 		return nil, nil, err
 	}
-	// The producer of such a ring laps the reader (ring.go): refuse it
-	// here, before a reader reads overwritten records.
-	if m.Flags()&rbOverwrite != 0 {
+	switch isOverwrite := m.Flags()&rbOverwrite != 0; {
+	case isOverwrite && !overwrite:
 		return nil, nil, fmt.Errorf("%v is an overwrite-mode ring buffer (BPF_F_RB_OVERWRITE), which its producer overwrites: read it with NewSnapshotReader: %w", m, ebpf.ErrNotSupported)
+	case !isOverwrite && overwrite:
+		return nil, nil, fmt.Errorf("%v is not an overwrite-mode ring buffer (no BPF_F_RB_OVERWRITE): read it with NewReader: %w", m, ebpf.ErrNotSupported)
 	}
 	size, err := ringSize(m)
 	if err != nil {

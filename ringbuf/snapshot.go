@@ -13,97 +13,74 @@ import (
 )
 
 // ErrConcurrentSnapshot is yielded, alone, by a [SnapshotReader.Snapshot]
-// loop started while another one of the same reader runs (from another
-// goroutine, or from its own body); nothing is handed out.
+// loop started while another of the same reader runs, in another
+// goroutine or around it; nothing is handed out.
 var ErrConcurrentSnapshot = errors.New("concurrent use of Snapshot: another snapshot loop of this reader runs")
 
-// snapshotAttempts bounds the copies one snapshot takes when the producer
-// overwrote, during a copy, the very headers the copy walked (see take).
+// snapshotAttempts bounds the copies of one snapshot (take).
 const snapshotAttempts = 4
 
-// snapshotCopied, which only tests set, runs between a snapshot's copy and
-// its re-check: where a producer's overwrite tears a copy.
+// snapshotCopied, set by tests, runs between a copy and its re-check.
 var snapshotCopied func()
 
-// SnapshotReader reads an overwrite-mode ring buffer: a BPF_MAP_TYPE_RINGBUF
-// created with BPF_F_RB_OVERWRITE (Linux 6.19+), whose producer overwrites
-// the oldest records when the ring is full instead of failing. Such rings
-// serve fault diagnosis: the producers commit with BPF_RB_NO_WAKEUP, and
-// user space takes a snapshot when something happens. [NewReader] and the
-// other readers refuse them.
+// SnapshotReader reads an overwrite-mode ring buffer, created with
+// BPF_F_RB_OVERWRITE (Linux 6.19+), whose producer overwrites the oldest
+// records when the ring is full: producers commit with BPF_RB_NO_WAKEUP,
+// and user space takes a snapshot when something happens. [NewReader] and
+// the other readers refuse such rings.
 //
-// Each [SnapshotReader.Snapshot] hands out the records the ring holds that
-// no earlier snapshot handed out, oldest first, as copies: a record the
-// producer overwrote while it was copied is dropped, never handed out
-// torn, and counted in [SnapshotReader.Stats].
-//
-// A SnapshotReader may be used by several goroutines, one snapshot loop at
-// a time: a second loop gets [ErrConcurrentSnapshot]. Stats and Close may
-// be called at any time from any goroutine, a loop body included.
+// Each [SnapshotReader.Snapshot] hands out, oldest first and as copies,
+// the records no earlier snapshot handed out; a record the producer
+// overwrote while it was copied is dropped, never handed out torn, and
+// counted in [SnapshotReader.Stats]. Several goroutines may use it, one
+// snapshot loop at a time ([ErrConcurrentSnapshot]); Stats and Close may
+// be called at any time, from a loop body too.
 type SnapshotReader struct {
-	mu           sync.Mutex // guards the mapping and stats; next too, but for a running loop's moves
+	mu           sync.Mutex // guards the mapping and stats, and next but for a loop's moves
 	mapping      *mapping   // nil once closed
 	ring         *ring
 	overwritePos position
-	// next is the position before which records were handed out, or
-	// lost, with closedBit once Close ran. A loop moves it past each
-	// record before it hands the record out, with a compare-and-swap that
-	// fails once closedBit is set: Close learns at once, whatever the
-	// instant, which records were handed out, and publishes them.
+	// next is the position before which records were handed out or
+	// lost, with closedBit once closed. A loop moves it past each record
+	// before it hands it out, with a compare-and-swap that fails once
+	// closed: Close knows at once what was handed out, and publishes it.
 	next    atomic.Uint64
 	stats   SnapshotStats
 	cleanup runtime.Cleanup
 
-	copied     []byte        // the running snapshot's copy of the ring, owned by the loop
+	copied     []byte        // the running snapshot's copy of the ring
 	copiedFrom uint64        // the position of copied[0]
 	fence      atomic.Uint64 // a read-modify-write between a copy and its re-check
 	inLoop     atomic.Bool   // a Snapshot loop runs
 }
 
-// closedBit marks next once the reader is closed: the positions next
-// takes are 8-byte aligned (newSnapshotReader and take check each), so
-// their lowest bit is free.
+// closedBit marks next once closed: next is 8-byte aligned (checked on
+// every store), so its lowest bit is free.
 const closedBit = 1
 
-// SnapshotStats counts what a [SnapshotReader] handed out and what it lost.
-// With records of one size, Records plus LostBytes over that size is the
-// number of records the producer committed up to the last snapshot's end.
+// SnapshotStats counts what a [SnapshotReader] handed out and lost. With
+// records of one size, Records plus LostBytes over that size is the number
+// of records committed up to the last snapshot's end.
 type SnapshotStats struct {
 	// Records is the number of records handed out.
 	Records uint64
 	// LostBytes is the ring space, headers and padding included, of the
-	// records the producer overwrote before a snapshot handed them out:
-	// the distance the kernel's overwrite position moved past the position
-	// up to which records were handed out. Discarded records inside it
-	// count too: the positions cannot tell them apart.
+	// records overwritten before a snapshot handed them out, discarded
+	// ones among them: how far the kernel's overwrite position moved past
+	// the position handed out up to.
 	LostBytes uint64
-	// Torn is the number of records a snapshot had copied when it found
-	// that the producer overwrote them during the copy. They were dropped;
-	// their space is in LostBytes.
+	// Torn is the number of records a snapshot copied while the producer
+	// overwrote them: dropped, their space in LostBytes.
 	Torn uint64
 }
 
-// NewSnapshotReader maps m, an overwrite-mode ring buffer, for snapshots.
-// It starts after the records an earlier reader of m handed out (the
-// kernel's consumer position). A ring created without BPF_F_RB_OVERWRITE
-// is refused with an error wrapping [ebpf.ErrNotSupported]: read it with
-// [NewReader]. A closed map is refused with one wrapping
-// [syscall.EBADF], as NewReader refuses it.
+// NewSnapshotReader maps m, an overwrite-mode ring buffer, for snapshots,
+// starting after the records an earlier reader handed out (the kernel's
+// consumer position). A ring without BPF_F_RB_OVERWRITE is refused with an
+// error wrapping [ebpf.ErrNotSupported], a closed map with one wrapping
+// [syscall.EBADF].
 func NewSnapshotReader(m *ebpf.Map) (*SnapshotReader, error) {
-	if err := checkMap(m); err != nil {
-		return nil, err
-	}
-	if err := requireMapped(m.Type(), runtime.GOOS); err != nil {
-		return nil, err
-	}
-	if m.Flags()&rbOverwrite == 0 {
-		return nil, fmt.Errorf("%v is not an overwrite-mode ring buffer (no BPF_F_RB_OVERWRITE): read it with NewReader: %w", m, ebpf.ErrNotSupported)
-	}
-	size, err := ringSize(m)
-	if err != nil {
-		return nil, err
-	}
-	mp, rg, err := mapRing(m.FD(), size, false)
+	mp, rg, err := mapRingMap(m, true)
 	if err != nil {
 		return nil, err
 	}
@@ -114,12 +91,11 @@ func NewSnapshotReader(m *ebpf.Map) (*SnapshotReader, error) {
 	return r, nil
 }
 
-// newSnapshotReader starts a SnapshotReader on rg, mapped by mp, at the
-// kernel's consumer position.
+// newSnapshotReader starts a SnapshotReader on rg, mapped by mp.
 func newSnapshotReader(mp *mapping, rg *ring) (*SnapshotReader, error) {
-	next := rg.loadConsumer()
-	if next%recordAlign != 0 {
-		return nil, fmt.Errorf("%w: consumer position %d is not 8-byte aligned", ErrCorrupt, next)
+	next, err := rg.startPos()
+	if err != nil {
+		return nil, err
 	}
 	r := &SnapshotReader{mapping: mp, ring: rg, overwritePos: rg.overwritePosition()}
 	r.next.Store(next)
@@ -127,20 +103,17 @@ func newSnapshotReader(mp *mapping, rg *ring) (*SnapshotReader, error) {
 	return r, nil
 }
 
-// Snapshot returns a loop over the records the ring holds that no earlier
-// snapshot handed out, oldest first: in the order the producers reserved
-// them, so each CPU's in the order it produced them. The copy is taken
-// when the loop starts; records committed after it wait for the next
-// snapshot, and so does a record still being written, with those after it.
+// Snapshot returns a loop over the records no earlier snapshot handed
+// out, in the order the producers reserved them. The copy is taken when
+// the loop starts; records committed later, and those from a record still
+// being written on, wait for the next snapshot.
 //
 // Each sample is a slice of the reader's copy, valid until the body
-// returns. A record counts as handed out when it is yielded: the records
-// after a break stay for the next snapshot, unless the producer overwrites
-// them first. An error ends the loop as its last pair: [ErrClosed] once
-// the reader is closed (Close from the body ends the loop),
-// [ErrConcurrentSnapshot], or [ErrCorrupt] if the positions or a header
-// contradict the kernel's layout (after the records before a bad header:
-// each snapshot stops there).
+// returns. A record counts as handed out when yielded: those after a break
+// stay for the next snapshot, unless overwritten first. An error ends the
+// loop as its last pair: [ErrClosed] once closed (also from the body),
+// [ErrConcurrentSnapshot], or [ErrCorrupt] after the records before a bad
+// header, where every snapshot stops.
 func (r *SnapshotReader) Snapshot() iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
 		if !r.inLoop.CompareAndSwap(false, true) {
@@ -159,9 +132,8 @@ func (r *SnapshotReader) Snapshot() iter.Seq2[[]byte, error] {
 			off := pos - r.copiedFrom
 			h := header(*(*uint32)(unsafe.Pointer(&r.copied[off])))
 			// Handed out from here on, unless Close came first. One
-			// compare-and-swap a record, about a quarter of its time
-			// (BenchmarkSnapshotFakeRing): one a batch would have Close
-			// publish records not yet handed out, lost to the next reader.
+			// compare-and-swap a record (BenchmarkSnapshotFakeRing): one a
+			// batch would have Close publish records not handed out.
 			if !r.next.CompareAndSwap(pos, pos+h.total()) {
 				yield(nil, ErrClosed)
 				return
@@ -188,16 +160,14 @@ func (r *SnapshotReader) Stats() SnapshotStats {
 	return r.stats
 }
 
-// Close unmaps the ring. A snapshot loop running ends with [ErrClosed] at
-// its next record; Close waits only for a copy in progress. Before it
-// unmaps, it publishes the position up to which records were handed out,
-// the running loop's included, so that the next SnapshotReader of the map
-// hands none of them out again. Closing twice returns nil.
+// Close unmaps the ring; a running loop ends with [ErrClosed] at its next
+// record, and only a copy in progress is waited for. It first publishes
+// the position handed out up to, so that the next SnapshotReader of the
+// map hands out none of those records again. A second Close returns nil.
 func (r *SnapshotReader) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	// Under mu: take stores next only while the reader is open.
-	next := r.next.Or(closedBit)
+	next := r.next.Or(closedBit) // under mu: take stores next only while open
 	if next&closedBit != 0 {
 		return nil
 	}
@@ -209,19 +179,16 @@ func (r *SnapshotReader) Close() error {
 }
 
 // take copies the records from the handed-out position to the first busy
-// one (or the producer position) into r.copied, and returns the range of
-// positions whose records it copied intact, with ErrCorrupt if a bad
-// header ends it; or an empty range with the error that ends the
-// snapshot.
+// one, or the producer position, into r.copied, and returns the range of
+// those copied intact, with ErrCorrupt if a bad header ends it; or an
+// empty range with the error that ends the snapshot.
 //
-// The copy walks the ring's headers, loading each before its payload. Then
-// a read-modify-write orders the copy's loads before a new load of the
-// overwrite position: records from that position on were not overwritten
-// when they were copied (ring.go). Those before it are dropped. They
-// were walked along headers the producer may have rewritten, so the
-// records after them are kept only if the walk landed on the overwrite
-// position, which the kernel keeps on a record's start; otherwise the
-// copy is taken again from there, at most snapshotAttempts times.
+// A read-modify-write orders the copy's loads before a new load of the
+// overwrite position: records from there on were not overwritten when
+// copied (ring.go), those before it are dropped. Those were walked along
+// headers the producer may have rewritten, so the rest is kept only if
+// the walk landed on the overwrite position; else the copy is taken again
+// from there, at most snapshotAttempts times.
 func (r *SnapshotReader) take() (start, end uint64, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -238,9 +205,7 @@ func (r *SnapshotReader) take() (start, end uint64, err error) {
 		}
 		r.skipToLocked(overwrite)
 		start = r.next.Load()
-		if int64(producer-start) > int64(r.ring.size) {
-			// Only if overwrite is ahead of producer but behind start: no
-			// producer ever leaves the positions so.
+		if int64(producer-start) > int64(r.ring.size) { // overwrite ahead of producer
 			return 0, 0, fmt.Errorf("%w: producer position %d, overwrite position %d, %d bytes past the position handed out up to, %d",
 				ErrCorrupt, producer, overwrite, producer-start, start)
 		}
@@ -251,8 +216,7 @@ func (r *SnapshotReader) take() (start, end uint64, err error) {
 		}
 		r.fence.Add(1)
 		overwritten := r.overwritePos.load(start)
-		if overwritten%recordAlign != 0 {
-			// Not a record's start: it must not become next (closedBit).
+		if overwritten%recordAlign != 0 { // it must not become next (closedBit)
 			return 0, 0, fmt.Errorf("%w: overwrite position %d is not 8-byte aligned", ErrCorrupt, overwritten)
 		}
 		if int64(overwritten-start) <= 0 {
@@ -260,11 +224,7 @@ func (r *SnapshotReader) take() (start, end uint64, err error) {
 		}
 		landed := r.dropTornLocked(start, end, overwritten)
 		r.skipToLocked(overwritten)
-		if landed {
-			// The walk landed inside the copy: the bad header, if any, is
-			// at or past the overwrite position, so not one the producer
-			// rewrote. A copy whose bad header lies before it is taken
-			// again.
+		if landed { // a bad header is past the overwrite position: not one rewritten
 			return overwritten, end, corrupt
 		}
 	}
@@ -302,7 +262,7 @@ func (r *SnapshotReader) copyLocked(start, producer uint64) (end uint64, err err
 
 // dropTornLocked counts the records copied from start that lie before
 // overwritten, and reports whether the walk along their headers landed on
-// overwritten (then the copy from there on is intact).
+// it.
 func (r *SnapshotReader) dropTornLocked(start, end, overwritten uint64) (landed bool) {
 	pos := start
 	for int64(overwritten-pos) > 0 && int64(end-pos) > 0 {
@@ -315,8 +275,8 @@ func (r *SnapshotReader) dropTornLocked(start, end, overwritten uint64) (landed 
 	return pos == overwritten
 }
 
-// skipToLocked moves the handed-out position to pos, if pos is past it,
-// counting the space in between as lost.
+// skipToLocked moves the handed-out position on to pos, counting the
+// space as lost.
 func (r *SnapshotReader) skipToLocked(pos uint64) {
 	if lost := pos - r.next.Load(); int64(lost) > 0 {
 		r.stats.LostBytes += lost
@@ -324,10 +284,9 @@ func (r *SnapshotReader) skipToLocked(pos uint64) {
 	}
 }
 
-// handedOut counts the records a loop handed out, and tells the kernel
-// the position up to which it handed them out (next), so that
-// BPF_RB_AVAIL_DATA and poll count only the records not handed out. Once
-// closed, Close told it.
+// handedOut counts the records a loop handed out, and publishes next, so
+// that BPF_RB_AVAIL_DATA and poll count only the others; once closed,
+// Close did.
 func (r *SnapshotReader) handedOut(records uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -15,35 +15,24 @@ import (
 )
 
 // Kernel ABI of BPF_MAP_TYPE_USER_RINGBUF (Linux 6.1+, kernel/bpf/ringbuf.c
-// as of 6.18; the layout and header bits are those of ring.go):
-//   - ringbuf_map_mmap_user refuses a writable mapping of page 0, the
-//     consumer position, which only the kernel moves; the producer page and
-//     the data area (mapped twice, as for RINGBUF) may be mapped read-write;
+// as of 6.18; the layout and header bits are ring.go's):
+//   - user space may map the producer page and the data area read-write,
+//     the consumer page only read-only (ringbuf_map_mmap_user);
 //   - __bpf_user_ringbuf_peek load-acquires producer_pos (-EINVAL unless
-//     8-byte aligned), then consumer_pos, then the header at the consumer
-//     position, and checks that the record fits below producer_pos
-//     (-EINVAL), in the data area and in a dynptr, whose size is at most
-//     (1<<24)-1 bytes (-E2BIG); such an error ends bpf_user_ringbuf_drain
-//     with no record consumed, so a bad record stops the ring for good;
-//   - a header with BPF_RINGBUF_BUSY_BIT ends the drain (-ENODATA, counted
-//     as no error): records behind a busy one wait until it is submitted;
-//     one with BPF_RINGBUF_DISCARD_BIT is skipped, its space released;
-//   - the kernel never reads the header's second word (pg_off), which the
-//     kernel's own ring uses to find the map: a user producer may put
-//     anything there;
-//   - __bpf_user_ringbuf_sample_release store-releases consumer_pos past
-//     each record once the callback returned;
-//   - after a drain that took or skipped at least one record (and was not
-//     given BPF_RB_NO_WAKEUP) the kernel wakes the map's pollers through
-//     irq_work; ringbuf_map_poll_user reports EPOLLOUT while
-//     producer_pos - consumer_pos < size, so a full ring is the only state
-//     that is not writable, and a drain is the only wake-up.
+//     8-byte aligned), consumer_pos, then the header at consumer_pos, and
+//     checks that the record fits below producer_pos and in a dynptr (at
+//     most (1<<24)-1 bytes); a bad record ends every drain, for good;
+//   - a busy header ends the drain, counted as no error; a discarded one
+//     is skipped; the header's pg_off is never read;
+//   - consumer_pos is store-released past each record once the callback
+//     returned; after a drain that took or skipped a record (without
+//     BPF_RB_NO_WAKEUP) the kernel wakes the map's pollers, and
+//     ringbuf_map_poll_user reports EPOLLOUT unless the ring is full.
 //
-// As libbpf's user_ring_buffer__reserve does (tools/lib/bpf/ringbuf.c), a
-// producer writes the header {len | BUSY, 0} at producer_pos, then
-// store-releases producer_pos past the record, which may fill the ring to
-// the last byte; to submit it stores the header without the busy bit, to
-// discard with the discard bit.
+// A producer, as libbpf's user_ring_buffer__reserve, writes the header
+// {len | BUSY, 0} at producer_pos, store-releases producer_pos past the
+// record, and submits (or discards) by storing the header without the
+// busy bit (with the discard bit).
 
 var (
 	// ErrRecordTooLarge is returned by Reserve and Write for a record the
@@ -57,68 +46,39 @@ var (
 	ErrNotReserved = errors.New("reservation not outstanding in this writer")
 )
 
-// maxDynptrSize is the largest record bpf_user_ringbuf_drain hands to a
-// program: the kernel's DYNPTR_MAX_SIZE, (1<<24)-1 (include/linux/bpf.h).
+// maxDynptrSize is DYNPTR_MAX_SIZE (include/linux/bpf.h).
 const maxDynptrSize = 1<<24 - 1
 
 // Writer writes records to a BPF_MAP_TYPE_USER_RINGBUF map, from which a
 // BPF program takes them with bpf_user_ringbuf_drain.
 //
-// [Writer.Reserve] hands out space in the ring to be filled in place;
-// [Writer.Submit] makes it visible to the kernel, [Writer.Discard]
-// drops it. [Writer.Write] copies a record in one
-// call. All methods may be called from any goroutine at any time, and
-// reservations may be submitted in any order: the kernel takes records in
-// the order they were reserved, stopping at the first one not yet
-// submitted, so it never sees a record half written. One Writer per map:
-// the kernel does not arbitrate between producers in user space.
+// [Writer.Reserve] hands out space in the ring to be filled in place,
+// [Writer.Submit] makes it visible to the kernel, [Writer.Discard] drops
+// it; [Writer.Write] copies a record in one call. Every method may be
+// called from any goroutine at any time, and reservations submitted in any
+// order: the kernel takes records in the order they were reserved,
+// stopping at the first not yet submitted. One Writer per map: the kernel
+// does not arbitrate between producers in user space.
 type Writer struct {
-	mu       sync.Mutex // guards producer, and the ring's positions while reserving
-	rg       *ring      // the kernel's layout; we move producerPos, the kernel consumerPos
+	mu       sync.Mutex // guards producer, and the ring while reserving
+	rg       *ring      // we move producerPos, the kernel consumerPos
 	producer uint64     // the position of the next reservation
 	maxLen   int        // the largest record Reserve accepts
 	wait     *epoll.Waiter
 	closed   atomic.Bool // read without mu by Submit and Discard
-	res      *writerResources
+	res      *resources  // its mapping outlives Close (mapping.retire) until Go collects the Writer
 	cleanup  runtime.Cleanup
 }
 
-// writerResources are what a Writer holds outside Go's heap. The mapping
-// outlives Close (see mapping.retire) until Go collects the Writer.
-type writerResources struct {
-	poller  *epoll.Poller
-	mapping *mapping
-}
-
-func (res *writerResources) closePoller() error {
-	if res.poller == nil {
-		return nil
-	}
-	err := res.poller.Close()
-	res.poller = nil
-	return err
-}
-
-func (res *writerResources) free() error {
-	return errors.Join(res.closePoller(), res.mapping.unmap())
-}
-
-// Reservation is space for one record, reserved in the ring by
-// [Writer.Reserve] and outstanding until Submit or Discard, which either
-// Writer method accepts exactly once.
-//
-// It is 32 bytes, so that the compiler keeps it in registers: a larger
-// one was copied through the stack with wide loads of narrow stores,
-// which stall store forwarding and cost a 16-byte record a third of its
-// time (BenchmarkWrite).
+// Reservation is space for one record, reserved by [Writer.Reserve] and
+// outstanding until [Writer.Submit] or [Writer.Discard], either accepted
+// exactly once. It is 32 bytes, which the compiler keeps in registers
+// (BenchmarkWrite).
 type Reservation struct {
-	// RawSample is the record's payload in the ring's memory, as long as
-	// Reserve was asked for: fill it in place. It is valid until the
-	// reservation is submitted or discarded; its capacity equals its
-	// length, so an append copies instead of writing past the record.
-	// Submit and Discard find the record by where it starts: a
-	// Reservation whose RawSample was resliced from the front is not
-	// accepted.
+	// RawSample is the record's payload in the ring, as long as Reserve
+	// was asked for, to fill in place until Submit or Discard; its
+	// capacity is its length, so an append copies. Submit and Discard
+	// find the record by where RawSample starts: do not reslice its front.
 	RawSample []byte
 	pos       uint64 // the record's position in the ring
 }
@@ -142,7 +102,7 @@ func NewWriter(m *ebpf.Map) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ringbuf: writer: %w", err)
 	}
-	res := &writerResources{mapping: mp}
+	res := &resources{mappings: []*mapping{mp}}
 	res.poller, err = epoll.New()
 	if err == nil {
 		err = res.poller.AddEdgeTriggeredWritable(m.FD())
@@ -157,10 +117,9 @@ func NewWriter(m *ebpf.Map) (*Writer, error) {
 	return w, nil
 }
 
-// newWriter starts a Writer on rg at the producer position it holds; res
-// holds rg's mapping and the poller that wakes its waits. A test's fake
-// ring, which no kernel maps, comes in here.
-func newWriter(rg *ring, res *writerResources) (*Writer, error) {
+// newWriter starts a Writer on rg, mapped by res, at its producer
+// position; a test's fake ring comes in here.
+func newWriter(rg *ring, res *resources) (*Writer, error) {
 	consumer := rg.loadConsumer()
 	producer := rg.producerPos.load(consumer)
 	if producer-consumer > rg.size || producer%recordAlign != 0 || consumer%recordAlign != 0 {
@@ -174,7 +133,7 @@ func newWriter(rg *ring, res *writerResources) (*Writer, error) {
 		res:      res,
 	}
 	w.wait = epoll.NewWaiter(&w.mu, res.poller, ErrFlushed)
-	w.cleanup = runtime.AddCleanup(w, func(res *writerResources) { res.free() }, res)
+	w.cleanup = runtime.AddCleanup(w, func(res *resources) { res.free() }, res)
 	return w, nil
 }
 
@@ -198,14 +157,13 @@ func (w *Writer) freeLocked() uint64 {
 }
 
 // Reserve reserves n bytes in the ring for a record, to be filled through
-// the returned [Reservation]'s RawSample and then passed to
-// [Writer.Submit] or [Writer.Discard]. Until then the kernel takes no record reserved after it.
-//
-// With the ring too full, Reserve waits until a drain frees enough space,
-// and returns [ErrClosed] after Close, [ErrFlushed] after Flush, or
-// os.ErrDeadlineExceeded once the deadline passes. A drain run with
-// BPF_RB_NO_WAKEUP wakes nobody: set a deadline, or call Flush. A record
-// the ring can never hold fails at once with ErrRecordTooLarge.
+// the [Reservation]'s RawSample and then passed to [Writer.Submit] or
+// [Writer.Discard]; until then the kernel takes no record reserved after
+// it. With the ring too full it waits for a drain, and returns
+// [ErrClosed] after Close, [ErrFlushed] after Flush, or
+// os.ErrDeadlineExceeded after the deadline; a drain with
+// BPF_RB_NO_WAKEUP wakes nobody. A record the ring can never hold fails
+// at once with [ErrRecordTooLarge].
 func (w *Writer) Reserve(n int) (Reservation, error) {
 	if uint(n) > uint(w.maxLen) {
 		return Reservation{}, w.tooLarge(n)
@@ -224,15 +182,11 @@ func (w *Writer) Reserve(n int) (Reservation, error) {
 }
 
 // ReserveBatch reserves up to len(rs) records of n bytes each, one after
-// the other in the ring, and stores them in rs: as many as fit, at least
-// one, waiting for space as [Writer.Reserve] does. It returns how many it
-// reserved; each is submitted or discarded on its own, in any order.
-// With len(rs) == 0 it returns 0 at once.
-//
-// A batch takes the Writer's lock and shows the kernel its records once,
-// where Reserve does both for every record. Goroutines writing at once
-// each fill a stretch of the ring of their own this way, instead of
-// records interleaved with the other goroutines' (docs/writer.md).
+// the other, into rs: as many as fit, at least one, waiting for space as
+// [Writer.Reserve] does, and returns how many; each is submitted or
+// discarded on its own. With len(rs) == 0 it returns 0 at once. It takes
+// the lock and shows the kernel its records once for the batch
+// (docs/writer.md).
 func (w *Writer) ReserveBatch(rs []Reservation, n int) (int, error) {
 	if uint(n) > uint(w.maxLen) {
 		return 0, w.tooLarge(n)
@@ -269,16 +223,14 @@ func (w *Writer) fitsLocked(total uint64) bool {
 	return !w.wait.Closed() && w.freeLocked() >= total
 }
 
-// reserveAtLocked writes the busy header of a record of n bytes at pos,
-// which advanceProducerLocked then shows the kernel.
+// reserveAtLocked writes the busy header of a record of n bytes at pos.
 func (w *Writer) reserveAtLocked(pos uint64, n int) Reservation {
 	*w.headerWordAt(pos) = headerWord(uint32(n) | busyBit)
 	return Reservation{RawSample: w.rg.sample(pos, uint32(n)), pos: pos}
 }
 
-// advanceProducerLocked moves the producer position to pos, past the busy
-// headers written before it (a store-release: Go's atomic stores are
-// sequentially consistent).
+// advanceProducerLocked store-releases pos, past the busy headers
+// written, as the producer position.
 func (w *Writer) advanceProducerLocked(pos uint64) {
 	w.producer = pos
 	w.rg.producerPos.store(pos)
@@ -288,12 +240,12 @@ func (w *Writer) tooLarge(n int) error {
 	return fmt.Errorf("%w: %d bytes, at most %d in a ring of %d", ErrRecordTooLarge, n, w.maxLen, w.rg.size)
 }
 
-// waitForSpaceLocked returns once total bytes are free, or with the error
-// that ends the wait, and then unlocks w.mu. Only a reservation that has
-// to wait counts with the waiter, so a Flush with nobody waiting ends the
-// next wait, not the next Reserve.
+// waitForSpaceLocked returns once total bytes are free, or unlocks w.mu
+// and returns the error that ends the wait. Only a reservation that waits
+// counts with the waiter: a Flush with nobody waiting ends the next wait,
+// not the next Reserve.
 func (w *Writer) waitForSpaceLocked(total uint64) (err error) {
-	var ticket epoll.Ticket // which Flush covers this wait
+	var ticket epoll.Ticket
 	waiting := false
 	defer func() {
 		if waiting {
@@ -305,8 +257,7 @@ func (w *Writer) waitForSpaceLocked(total uint64) (err error) {
 	}()
 	for {
 		if w.wait.Closed() {
-			// Before any look at the ring: Close unmapped its consumer page.
-			return ErrClosed
+			return ErrClosed // before a look at the ring, which Close unmapped
 		}
 		if w.freeLocked() >= total {
 			return nil
@@ -326,25 +277,20 @@ func (w *Writer) waitForSpaceLocked(total uint64) (err error) {
 }
 
 // Submit makes a reserved record visible to the kernel. It returns
-// ErrNotReserved for a Reservation that is not outstanding in this
-// Writer, and ErrClosed if Close discarded it first.
+// [ErrNotReserved] for a Reservation not outstanding in this Writer, and
+// [ErrClosed] if Close discarded it first.
 func (w *Writer) Submit(r Reservation) error { return w.finish(r, 0) }
 
 // Discard drops a reserved record: the kernel skips it. It returns errors
 // as Submit does.
 func (w *Writer) Discard(r Reservation) error { return w.finish(r, discardBit) }
 
-// finish clears the busy bit of r's header, adding flag. r is this
-// Writer's if its RawSample starts where a record at r.pos would in this
-// Writer's mapping; it is outstanding if the kernel has not consumed past
-// r.pos and the header there is busy. The kernel never consumes a busy
-// record, and space is reserved again only once consumed, so the bytes
-// at r.pos are r's header until r is finished, and another record's
-// (whatever they look like) once the kernel moved past it: a stale
-// Reservation is told by the positions, not by the header's look. The
-// consumer position is loaded after the header, so that the header read
-// was r's; one compare-and-swap of the whole header then finishes it. Submit
-// and Discard inline to a call of it: one call a record, not two.
+// finish clears the busy bit of r's header, adding flag, if r is this
+// Writer's (owns) and outstanding: the kernel has not consumed past r.pos
+// (loaded after the header, so that the header read was r's) and the
+// header is busy. The kernel never consumes a busy record, and space is
+// reserved again only once consumed, so a stale Reservation is told by
+// the positions, not by what the header looks like.
 func (w *Writer) finish(r Reservation, flag uint32) error {
 	if w.owns(r) {
 		hdr := w.headerWordAt(r.pos)
@@ -379,9 +325,8 @@ func (w *Writer) notFinished(r Reservation) error {
 		ErrNotReserved, r.pos)
 }
 
-// Write writes p to the ring as one record: Reserve, a copy, Submit. It
-// waits for space as Reserve does, and returns len(p) once the record is
-// submitted.
+// Write writes p as one record, waiting for space as [Writer.Reserve]
+// does, and returns len(p) once it is submitted.
 func (w *Writer) Write(p []byte) (int, error) {
 	r, err := w.Reserve(len(p))
 	if err != nil {
@@ -395,8 +340,8 @@ func (w *Writer) Write(p []byte) (int, error) {
 }
 
 // SetDeadline sets when blocked reservations give up with
-// os.ErrDeadlineExceeded. The zero time removes the deadline. It takes
-// effect at once, also for reservations already waiting.
+// os.ErrDeadlineExceeded, also those waiting already; the zero time
+// removes it.
 func (w *Writer) SetDeadline(t time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -412,17 +357,13 @@ func (w *Writer) Flush() error {
 }
 
 // Close stops the Writer: blocked and later reservations return
-// ErrClosed, and so do Submit and Discard of reservations still
-// outstanding, which Close discards so that the kernel does not wait for
-// them forever. Records submitted before stay in the ring for the kernel.
-// It may be called from any goroutine and more than once; the first call
-// returns once every Reserve and ReserveBatch that was blocked has
-// returned.
-//
-// The map is unmapped at once; the addresses of its pages stay reserved,
-// as private memory nobody reads, until Go collects the Writer, so a
-// slice of a reservation written after Close cannot fault, nor a Submit
-// racing with Close.
+// [ErrClosed], and so do Submit and Discard of reservations outstanding,
+// which Close discards so that the kernel does not wait for them; records
+// submitted stay for the kernel. The first call returns once every
+// blocked Reserve has returned; later ones return nil. The map is
+// unmapped at once, its addresses kept as private memory until Go
+// collects the Writer, so that a write to a reservation after Close, or a
+// Submit racing with it, cannot fault.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -430,17 +371,16 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	// Before the walk: a Submit whose compare-and-swap the walk does not
-	// see finds closed set (both are sequentially consistent).
+	// see finds closed set.
 	w.closed.Store(true)
 	w.discardOutstandingLocked()
 	w.wait.Close() // returns once nobody waits: the poller is unused
-	return errors.Join(w.res.mapping.retire(true), w.res.closePoller())
+	return errors.Join(w.res.mappings[0].retire(true), w.res.closePoller())
 }
 
-// discardOutstandingLocked discards every record between the kernel's
-// consumer position and ours that is still busy. Nobody reserves
-// meanwhile, and the kernel neither moves past a busy record nor writes a
-// header, so the walk reads the headers we wrote.
+// discardOutstandingLocked discards every busy record between the
+// kernel's consumer position and ours, walking the headers we wrote: the
+// kernel neither moves past a busy record nor writes a header.
 func (w *Writer) discardOutstandingLocked() {
 	for pos := w.rg.consumerPos.load(w.producer); int64(w.producer-pos) > 0; {
 		hdr := w.headerWordAt(pos)
@@ -461,10 +401,9 @@ func (w *Writer) headerWordAt(pos uint64) *uint64 {
 	return (*uint64)(unsafe.Add(w.rg.data, pos&w.rg.mask))
 }
 
-// headerWord is a record header {len; pg_off = 0}, as the one word the
-// compare-and-swap of finish compares. Shifts, not a [2]uint32 read as a
-// uint64: two narrow stores read by one wide load stall store forwarding,
-// which cost a 16-byte record a fifth of its time (BenchmarkWrite).
+// headerWord is a record header {len; pg_off = 0} as one word, made with
+// shifts: two narrow stores read by one wide load stall store forwarding
+// (BenchmarkWrite).
 func headerWord(length uint32) uint64 {
 	if littleEndian {
 		return uint64(length)

@@ -144,7 +144,7 @@ func FuzzWriter(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		z.w, err = newWriter(rg, &writerResources{mapping: &mapping{}, poller: poller})
+		z.w, err = newWriter(rg, &resources{mappings: []*mapping{{}}, poller: poller})
 		bad := producer-consumer > size || producer%8 != 0 || consumer%8 != 0
 		if bad || err != nil {
 			poller.Close()

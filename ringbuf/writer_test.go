@@ -665,7 +665,7 @@ func TestWriterCleanup(t *testing.T) {
 		if _, err := w.Write(make([]byte, 8)); err != nil {
 			t.Fatal(err)
 		}
-		addr := uintptr(unsafe.Pointer(&w.res.mapping.producerArea[0]))
+		addr := uintptr(unsafe.Pointer(&w.res.mappings[0].producerArea[0]))
 		if closeIt {
 			w.Close()
 		}
