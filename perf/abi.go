@@ -11,34 +11,29 @@ import (
 )
 
 // Kernel ABI of a perf event buffer written by bpf_perf_event_output
-// (include/uapi/linux/perf_event.h, kernel/events/ring_buffer.c; unchanged
-// in these respects since 4.4, checked against 6.18):
+// (include/uapi/linux/perf_event.h, kernel/events/ring_buffer.c; so since
+// 4.4, checked against 6.18):
 //   - the event fd is mmap'd as a metadata page (perf_event_mmap_page) and
-//     a data area of 2^n pages, mapped once: a record that wraps around
-//     its end is split in two;
+//     a data area of 2^n pages, mapped once: a record may wrap in two;
 //   - the metadata page holds the u64s data_head at byte 1024, data_tail at
-//     1032, data_offset at 1040 and data_size at 1048; the last two name
-//     the data area (0 before 4.1: the rest of the mapping);
+//     1032, data_offset at 1040 and data_size at 1048 (the last two 0
+//     before 4.1: the data area is the rest of the mapping);
 //   - data_head and data_tail only grow (a 32-bit kernel's data_head wraps
 //     at 2^32); a position's offset is pos & (data_size-1). The kernel
-//     writes a record, then stores data_head (smp_wmb before): a reader
-//     loads data_head, then a read barrier, and finds complete records
-//     below it;
-//   - the reader stores data_tail after reading below it (ordered after
-//     the reads: a release store); with a read-write mapping the kernel
-//     never writes past it, and counts the records it refuses as lost;
-//   - a record starts with perf_event_header {u32 type; u16 misc; u16
-//     size}, size counting the whole record; records are 8-byte aligned
-//     (perf_prepare_sample, kernel/events/core.c), so a header never wraps;
-//   - PERF_RECORD_SAMPLE (9) with PERF_SAMPLE_RAW, all the helper asks
-//     for: the header, a u32 size, then size bytes of raw data padded so
-//     that 4 + size is a multiple of 8 (the padding counts in size, and
-//     cilium/ebpf hands it out);
-//   - PERF_RECORD_LOST (2): the header, u64 id, u64 lost;
+//     stores data_head after the records below it (smp_wmb); the reader
+//     store-releases data_tail after reading below it, and with a
+//     read-write mapping the kernel never writes past it, counting what it
+//     refuses as lost;
+//   - a record is 8-byte aligned (perf_prepare_sample, kernel/events/core.c),
+//     so its header {u32 type; u16 misc; u16 size}, size counting the whole
+//     record, never wraps;
+//   - PERF_RECORD_SAMPLE (9) with PERF_SAMPLE_RAW: the header, a u32 size,
+//     then size bytes of raw data padded so that 4 + size is a multiple of
+//     8 (the padding counts in size, and cilium/ebpf hands it out);
+//     PERF_RECORD_LOST (2): the header, u64 id, u64 lost;
 //   - with write_backward (overwritable, mapped read-only) the kernel
-//     ignores data_tail and writes downwards, moving data_head down: the
-//     newest record starts at data_head, older ones follow, and the oldest
-//     may be cut short by the wrap.
+//     ignores data_tail and moves data_head down: the newest record starts
+//     at data_head, and the oldest may be cut short by the wrap.
 const (
 	headOffset       = 1024
 	tailOffset       = 1032
@@ -57,7 +52,7 @@ const (
 
 // ErrCorrupt is returned when a CPU buffer's positions or a record header
 // contradict the kernel's layout; the Reader stops at the bad record. It
-// matches io.ErrUnexpectedEOF, cilium/ebpf's error for a truncated record.
+// matches [io.ErrUnexpectedEOF], cilium/ebpf's error for a truncated record.
 var ErrCorrupt error = sentinel.New("perf event buffer corrupt", io.ErrUnexpectedEOF)
 
 // header is a record's struct perf_event_header, as the kernel left it.
@@ -98,7 +93,7 @@ func newBuffer(meta unsafe.Pointer, mapped uint64, pageSize uint64) (*buffer, er
 	}, nil
 }
 
-// loadHead reads data_head; near widens a 32-bit kernel's (internal/ulong).
+// loadHead reads data_head; near widens a 32-bit kernel's.
 func (b *buffer) loadHead(near uint64) uint64 {
 	head := atomic.LoadUint64(b.head)
 	if ulong.Process32 && ulong.Is32 {
@@ -110,7 +105,7 @@ func (b *buffer) loadHead(near uint64) uint64 {
 func (b *buffer) loadTail() uint64     { return atomic.LoadUint64(b.tail) }
 func (b *buffer) storeTail(pos uint64) { atomic.StoreUint64(b.tail, pos) }
 
-// headerAt reads the header of the record at pos, 8-byte aligned.
+// headerAt reads the header of the record at pos.
 func (b *buffer) headerAt(pos uint64) header {
 	p := unsafe.Add(b.data, pos&b.mask)
 	return header{
@@ -119,7 +114,7 @@ func (b *buffer) headerAt(pos uint64) header {
 	}
 }
 
-// u32At reads a field at an 8-byte aligned position.
+// u32At reads the u32 at pos, 8-byte aligned.
 func (b *buffer) u32At(pos uint64) uint32 {
 	return *(*uint32)(unsafe.Add(b.data, pos&b.mask))
 }

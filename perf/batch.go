@@ -9,20 +9,20 @@ import (
 // Batch is a run of records of one CPU's buffer claimed by a loop of
 // [Reader.Batches]: at most min(size/8, 256 KiB) and the record crossing
 // it. It belongs to the loop's body; once the loop has ended, its
-// [Batch.Samples] iterator yields nothing.
+// [Batch.Samples] yield nothing.
 type Batch struct {
 	c       *consumer
 	index   int // c's in buffers.consumers
 	claim   claim
 	pos     uint64 // records below are consumed
 	limit   uint64 // the walk ends at the first record boundary from here
-	bias    uint64 // the consumer's, when claimed
-	head    uint64 // the consumer's, when claimed
+	bias    uint64 // c's, when claimed
+	head    uint64 // c's, when claimed
 	holding bool
 	err     error   // the walk stopped at a corrupt record
 	scratch *[]byte // the copy of a sample that wraps: the loop's, or ReadInto's
 	lost    uint64  // what LostSamples returns
-	unknown error   // a record of an unknown type Samples stopped after, for the loop to yield
+	unknown error   // the unknown record Samples stopped after, for the loop to yield
 }
 
 // CPU returns the CPU whose buffer holds the batch's records, as
@@ -38,11 +38,11 @@ func (b *Batch) LostSamples() uint64 { return b.lost }
 // of the CPU's buffer valid until the Batches loop's body returns (a copy
 // in the loop's memory if it wraps around the buffer's end). A sample is
 // consumed once handed out; those not reached go back to the reader.
-// Records of lost samples are counted ([Batch.LostSamples]), not yielded;
-// a record of an unknown type ends the samples, and the loop yields its
-// error ([IsUnknownEvent]) and then the batch's records after it. Samples
-// takes no lock and makes no call but the body's, so it inlines with its
-// loop body.
+// Lost samples are counted ([Batch.LostSamples]), not yielded; a record
+// of an unknown type ends the samples, and the loop yields its error
+// ([IsUnknownEvent]), then the batch again for the records after it.
+// Samples takes no lock and calls nothing but the body, so it inlines
+// with its loop body.
 func (b *Batch) Samples() iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		if !b.holding || b.unknown != nil {
@@ -77,9 +77,9 @@ func (b *Batch) Samples() iter.Seq[[]byte] {
 	}
 }
 
-// skip is Samples' walk past the record at p, not a well-formed sample: a
-// record of lost samples is counted; ok false stops the walk, at a record
-// of an unknown type (consumed) or at the end of what can be read.
+// skip is Samples' walk past the record at p, not a well-formed sample:
+// lost samples are counted; ok false stops the walk, at a record of an
+// unknown type (consumed) or at the end of what can be read.
 func (b *Batch) skip(p uint64) (ok bool) {
 	got, ok := b.other(p)
 	switch {
@@ -167,8 +167,8 @@ func (b *Batch) release() {
 
 // walkRecords yields b's records from b.pos up to b.limit or a corrupt
 // record, as Records and ReadInto hand them out, and reports whether the
-// body asked for more: one header load a record, a size load a sample,
-// every read inside the claim whatever the buffer holds.
+// body asked for more. Its checks are Samples'; it yields lost samples and
+// unknown types in place.
 func (b *Batch) walkRecords(rec *Record, yield func(*Record, error) bool) bool {
 	buf := b.c.buf
 	rec.CPU = b.c.cpu
@@ -215,8 +215,8 @@ func (b *Batch) walkRecords(rec *Record, yield func(*Record, error) bool) bool {
 }
 
 // other reads the record at p that is not a well-formed sample and
-// consumes it (b.pos past it); ok false stops the walk: the end of an
-// overwritable window, or a corrupt record.
+// consumes it; ok false stops the walk: the end of an overwritable
+// window, or a corrupt record.
 func (b *Batch) other(p uint64) (got record, ok bool) {
 	got, err := b.c.buf.parse(p-b.bias, b.claim.End-p)
 	switch {
@@ -257,7 +257,7 @@ type batchLoop struct {
 // Claim claims a batch of CPU i's buffer.
 func (l *batchLoop) Claim(i int, alone bool) (readers.Take, error) {
 	b, ok, err := l.buffers.claimBatch(i, alone, &l.wrapped)
-	if !ok { // the batch the loop ended keeps its CPU
+	if !ok {
 		return readers.None, err
 	}
 	l.Batch = b
@@ -282,8 +282,8 @@ type readInto struct {
 }
 
 // one copies the next record of CPU i's buffer into rec, or reports its
-// unknown type; it claims all that is produced, since nobody sees the
-// claim before it ends.
+// unknown type; it claims all that is produced: nobody sees the claim
+// before it ends.
 func (ri *readInto) one(bs *buffers, i int, rec *Record, unknown *error) (readers.Take, error) {
 	b, ok, err := bs.claimBatch(i, true, &ri.scratch)
 	if !ok {

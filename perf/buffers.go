@@ -12,7 +12,7 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
-// buffers is what a Reader is made of: a consumer per CPU's buffer, under
+// buffers is what a Reader is made of: a consumer per CPU's buffer under
 // one engine, and the events' entries in the array.
 type buffers struct {
 	engine    readers.Engine
@@ -72,8 +72,8 @@ func (res *resources) putEntries(put bool) error {
 	return nil
 }
 
-// init starts bs on mapped buffers; a wait while a claim is held
-// needs no bound (docs/architecture.md, "The perf reader").
+// init starts bs on mapped buffers; a wait while a claim is held needs no
+// bound, since the kernel wakes the reader whatever was published.
 func (bs *buffers) init(bufs []*buffer, res *resources, overwritable bool) error {
 	for i, buf := range bufs {
 		c, err := newConsumer(buf, res.cpus[i], overwritable)
@@ -87,8 +87,8 @@ func (bs *buffers) init(bufs []*buffer, res *resources, overwritable bool) error
 	return nil
 }
 
-// engineBuffers is buffers as the engine's readers.Buffers (not the
-// Reader's methods).
+// engineBuffers is buffers as the engine's readers.Buffers, whose methods
+// the Reader does not have.
 type engineBuffers buffers
 
 func (b *engineBuffers) Len() int         { return len(b.consumers) }

@@ -16,7 +16,7 @@ var (
 	// buffers are empty: cilium/ebpf's perf.ErrFlushed (its ringbuf's).
 	ErrFlushed = upstreamringbuf.ErrFlushed
 	// ErrMustBePaused is returned by reads of an overwritable Reader that
-	// is not paused (cilium/ebpf returns an unexported error).
+	// is not paused.
 	ErrMustBePaused = errors.New("perf: an overwritable buffer must be paused before it is read")
 )
 

@@ -18,8 +18,7 @@ func supported() error { return nil }
 
 // openEvent opens a CPU's PERF_COUNT_SW_BPF_OUTPUT event sampling raw
 // data, all bpf_perf_event_output accepts (kernel/trace/bpf_trace.c),
-// enabled, waking a reader every wakeupEvents records or, if that is 0,
-// every watermark bytes (ReaderOptions). An offline CPU fails with ENODEV.
+// waking a reader as ReaderOptions say. An offline CPU fails with ENODEV.
 func openEvent(cpu, wakeupEvents, watermark int, overwritable bool) (int, error) {
 	attr := unix.PerfEventAttr{
 		Type:        unix.PERF_TYPE_SOFTWARE,
@@ -27,11 +26,10 @@ func openEvent(cpu, wakeupEvents, watermark int, overwritable bool) (int, error)
 		Sample_type: unix.PERF_SAMPLE_RAW,
 	}
 	attr.Size = uint32(unsafe.Sizeof(attr))
-	switch {
-	case wakeupEvents > 0:
-		attr.Wakeup = uint32(wakeupEvents) // wake every n records
-	default:
-		attr.Bits |= unix.PerfBitWatermark // wake every n bytes
+	if wakeupEvents > 0 {
+		attr.Wakeup = uint32(wakeupEvents) // records
+	} else {
+		attr.Bits |= unix.PerfBitWatermark // bytes
 		attr.Wakeup = uint32(max(watermark, 1))
 	}
 	if overwritable {

@@ -15,15 +15,15 @@ func (r *Reader) Read() (Record, error) {
 	return rec, err
 }
 
-// ReadInto is [Reader.Read] into rec, reusing rec.RawSample's memory unless it is
-// a view; when it returns, the kernel knows the record's space is free. A
-// record of an unknown type is consumed, as an error ([IsUnknownEvent]).
-// A nil rec is refused, and nothing is read.
+// ReadInto is [Reader.Read] into rec, reusing rec.RawSample's memory
+// unless it is a view; when it returns, the kernel knows the record's
+// space is free. A record of an unknown type is consumed, as an error
+// ([IsUnknownEvent]). A nil rec is refused.
 func (r *Reader) ReadInto(rec *Record) error {
 	if rec == nil {
 		return fmt.Errorf("perf: ReadInto: nil *Record: %w", os.ErrInvalid)
 	}
-	var unknown error // a record of an unknown type: consumed, and returned
+	var unknown error
 	err := r.engine.Read(func(i int, _ bool) (readers.Take, error) {
 		return r.reads.one(&r.buffers, i, rec, &unknown)
 	}, nil)

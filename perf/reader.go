@@ -17,14 +17,14 @@ import (
 // ReaderOptions control the perf events a Reader opens, as cilium/ebpf's.
 type ReaderOptions struct {
 	// WakeupEvents is the number of records a CPU's buffer holds before a
-	// waiting read is woken; zero lets [ReaderOptions.Watermark] decide.
+	// waiting read is woken; zero lets Watermark decide.
 	WakeupEvents int
 	// Watermark is the number of bytes a CPU's buffer holds before a
-	// waiting read is woken, less than the buffer's size; zero wakes for
-	// every record. A read returns records below it when it looks.
+	// waiting read is woken, less than its size; zero wakes for every
+	// record. A read returns records below it when it looks.
 	Watermark int
 	// Overwritable makes every buffer a ring the kernel overwrites when
-	// full. Such a Reader reads only paused, newest first, each record once.
+	// full, read only paused, newest first, each record once.
 	Overwritable bool
 }
 
@@ -49,12 +49,9 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 }
 
 // NewCPUReader is [NewReaderWithOptions] for one CPU's buffer, the
-// array's entry cpu: one goroutine per CPU, each with a Reader of its
-// own, reads without sharing a lock, each Reader with its own readiness
-// descriptor, as libbpf's perf_buffer__buffer_fd and
-// perf_buffer__consume_buffer serve one buffer and aya's
-// PerfEventArray.open one CPU. Close removes its entry alone. An offline
-// CPU is an error.
+// array's entry cpu, as libbpf's perf_buffer__consume_buffer serves one:
+// a goroutine per CPU, each with a Reader, shares no lock. Close removes
+// its entry alone. An offline CPU is an error.
 func NewCPUReader(array *ebpf.Map, cpu, perCPUBuffer int, opts ReaderOptions) (*Reader, error) {
 	if cpu < 0 {
 		return nil, fmt.Errorf("perf: CPU %d", cpu)
@@ -62,8 +59,8 @@ func NewCPUReader(array *ebpf.Map, cpu, perCPUBuffer int, opts ReaderOptions) (*
 	return newReader(array, perCPUBuffer, opts, cpu)
 }
 
-// newReader is NewReaderWithOptions on every online CPU (cpu -1), or
-// on cpu alone.
+// newReader is NewReaderWithOptions on every online CPU (cpu -1), or on
+// cpu alone.
 func newReader(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions, cpu int) (*Reader, error) {
 	if err := supported(); err != nil {
 		return nil, fmt.Errorf("perf: %w", err)
@@ -71,15 +68,13 @@ func newReader(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions, cpu int) (
 	switch {
 	case array == nil:
 		return nil, errors.New("perf: nil map")
-	case array.FD() < 0:
-		// Before its type, which a closed Map still reports.
+	case array.FD() < 0: // before its type, which a closed Map still reports
 		return nil, fmt.Errorf("perf: map %v is closed: its file descriptor: %w", array, syscall.EBADF)
 	case array.Type() != ebpf.PerfEventArray:
 		return nil, fmt.Errorf("perf: map type %s is not %s", array.Type(), ebpf.PerfEventArray)
 	case perCPUBuffer < 1:
 		return nil, errors.New("perf: perCPUBuffer must be larger than 0")
-	case uint64(opts.WakeupEvents) > math.MaxUint32 || uint64(opts.Watermark) > math.MaxUint32:
-		// perf_event_attr holds either in a u32; a negative one too
+	case uint64(opts.WakeupEvents) > math.MaxUint32 || uint64(opts.Watermark) > math.MaxUint32: // a u32 in perf_event_attr
 		return nil, errors.New("perf: WakeupEvents and Watermark must be between 0 and 2^32-1")
 	case opts.WakeupEvents > 0 && opts.Watermark > 0:
 		return nil, errors.New("perf: WakeupEvents and Watermark cannot both be non-zero")
@@ -87,9 +82,7 @@ func newReader(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions, cpu int) (
 		return nil, errors.New("perf: Watermark must be smaller than perCPUBuffer")
 	case uint64(perCPUBuffer) > maxDataPages*uint64(os.Getpagesize()):
 		return nil, fmt.Errorf("perf: perCPUBuffer %d is not between 1 and %d", perCPUBuffer, maxDataPages*uint64(os.Getpagesize()))
-	case uint64(dataPages(perCPUBuffer)+1)*uint64(os.Getpagesize()) > math.MaxInt:
-		// A 32-bit process: the buffer, rounded up, and its metadata page
-		// are more than a mapping can hold.
+	case uint64(dataPages(perCPUBuffer)+1)*uint64(os.Getpagesize()) > math.MaxInt: // a 32-bit process
 		return nil, fmt.Errorf("perf: perCPUBuffer %d rounds up to more than this process can map", perCPUBuffer)
 	case cpu >= int(array.MaxEntries()):
 		return nil, fmt.Errorf("perf: CPU %d: the array has %d entries", cpu, array.MaxEntries())
@@ -151,8 +144,8 @@ func openEvents(array *ebpf.Map, pages int, opts ReaderOptions, only int) (*reso
 	if len(bufs) == 0 {
 		return res, nil, fmt.Errorf("no online CPU among the array's %d entries", array.MaxEntries())
 	}
-	// A clone keeps the entries while the Reader lives: they go with the
-	// map file's last fd (perf_event_fd_array_release, kernel/bpf/arraymap.c).
+	// The entries go with the map file's last fd
+	// (perf_event_fd_array_release, kernel/bpf/arraymap.c).
 	res.array, err = array.Clone()
 	return res, bufs, err
 }
@@ -160,12 +153,13 @@ func openEvents(array *ebpf.Map, pages int, opts ReaderOptions, only int) (*reso
 // BufferSize returns the size in bytes of each CPU's buffer.
 func (r *Reader) BufferSize() int { return int(r.consumers[0].buf.size) }
 
-// SetDeadline is ringbuf.Reader.SetDeadline: reads and loops give up
-// with os.ErrDeadlineExceeded after the records in the buffers.
+// SetDeadline sets when blocked reads and loops give up with
+// os.ErrDeadlineExceeded, after the records in the buffers, as
+// ringbuf.Reader.SetDeadline.
 func (r *Reader) SetDeadline(t time.Time) { r.engine.SetDeadline(t) }
 
-// Flush is ringbuf.Reader.Flush: every read and loop in progress returns
-// the records in the buffers, then [ErrFlushed]. Use it to drain records
+// Flush makes every read and loop in progress return the records in the
+// buffers, then [ErrFlushed], as ringbuf.Reader.Flush: it drains records
 // below the Watermark or WakeupEvents threshold, which wake no reader.
 func (r *Reader) Flush() error { return r.engine.Flush() }
 
@@ -176,38 +170,23 @@ func (r *Reader) Pause() error { return r.setPaused(true, "pause") }
 // Resume puts the Reader's events back in the array, undoing Pause.
 func (r *Reader) Resume() error { return r.setPaused(false, "resume") }
 
-// Close is ringbuf.Reader.Close, and BPF programs' writes fail with
-// ENOENT from then on, as cilium/ebpf documents, even while the caller's
-// map stays open.
+// Close is ringbuf.Reader.Close; BPF programs' writes fail with ENOENT
+// from then on, as cilium/ebpf documents.
 func (r *Reader) Close() error { return r.engine.Close(r.removeEntries) }
 
-// ReadinessFD returns a file descriptor that is readable exactly while a
-// read with the deadline passed would return at once with a record or an
-// error: records wait in a CPU's buffer that no read or loop body holds,
-// a [Reader.Flush] waits for the next read that finds the buffers empty,
-// or the Reader is closed. With it one event loop serves the buffers
-// beside sockets and timers, as libbpf's perf_buffer__epoll_fd does. Read
-// what it announces through the Reader (Read, ReadInto, Records…) with a
-// deadline already passed ([Reader.SetDeadline]), until a read returns
-// [os.ErrDeadlineExceeded] or [ErrFlushed].
+// ReadinessFD returns a file descriptor readable exactly while a read with
+// the deadline passed would return at once, as ringbuf.Reader.ReadinessFD:
+// records wait that no read or loop body holds, a [Reader.Flush] waits for
+// the next read, or the Reader is closed; as libbpf's
+// perf_buffer__epoll_fd. Records show once the kernel wakes the Reader,
+// after WakeupEvents records or Watermark bytes in a CPU's buffer: those
+// below show once something else wakes or reads it (Flush drains them).
+// Any number of pollers may watch it; a read waiting in the Reader beside
+// the event loop may take what it announced.
 //
-// It is an eventfd the Reader sets after every read, loop step, Flush
-// and Close; records written while nobody reads reach it once the kernel
-// wakes the Reader: after WakeupEvents records, or Watermark bytes, in a
-// CPU's buffer (see [ReaderOptions]). Records below that threshold show
-// only once something else wakes or reads the Reader; Flush drains them.
-// The kernel reports a wake-up once, to whoever polls the event first
-// (perf_poll, kernel/events/core.c): the Reader's own poller takes it, so
-// any number of pollers may watch the descriptor. A read or loop waiting
-// in the Reader beside the event loop may take what the descriptor
-// announced; then the event loop's read finds nothing.
-//
-// Its lifetime is ringbuf.Reader.ReadinessFD's: made on the first call
-// (an eventfd, and an epoll instance that a goroutine waits on), the same
-// on later calls, owned by the Reader and closed by [Reader.Close], or
-// once the last loop body using the Reader ends; never to be closed by
-// the caller, nor polled across Close. It returns -1 and [ErrClosed] on a
-// closed Reader.
+// Its lifetime is ringbuf.Reader.ReadinessFD's: the same on every call,
+// closed by [Reader.Close] or once the last loop body ends, never by the
+// caller; -1 and [ErrClosed] once closed.
 func (r *Reader) ReadinessFD() (int, error) {
 	fd, err := r.engine.ReadinessFD()
 	if err != nil {

@@ -15,24 +15,21 @@ import (
 )
 
 // mapping holds the two mmap'd regions of a kernel ring buffer: the
-// consumer page, and the producer page and data area (ring.go). The
-// kernel lets only the consumer (a reader) write the first, only a user
-// ring buffer's producer (a writer) the second.
+// consumer page, which only a reader may write, and the producer page
+// with the data area, which only a user ring buffer's writer may write.
 type mapping struct {
 	consumerPage []byte
 	producerArea []byte
 }
 
-// mapRing maps a ring buffer for its consumer (a reader), or with
-// producer for its producer (a writer of a user ring buffer).
+// mapRing maps a ring buffer for a reader, or for a writer if producer.
 func mapRing(fd int, size uint64, producer bool) (*mapping, *ring, error) {
 	consumerProt, producerProt := unix.PROT_READ|unix.PROT_WRITE, unix.PROT_READ
 	if producer {
 		consumerProt, producerProt = producerProt, consumerProt
 	}
 	page := uint64(os.Getpagesize())
-	if page+2*size > math.MaxInt {
-		// A 32-bit process: the data area is mapped twice.
+	if page+2*size > math.MaxInt { // a 32-bit process: the data area is mapped twice
 		return nil, nil, fmt.Errorf("mmap ring buffer of %d bytes: twice that is more than the address space: %w", size, unix.ENOMEM)
 	}
 	consumerPage, err := unix.Mmap(fd, 0, int(page), consumerProt, unix.MAP_SHARED)
@@ -71,11 +68,10 @@ func (m *mapping) unmap() error {
 	return err
 }
 
-// retire unmaps the ring but for what this process touches without a
-// lock (a writer's whole ring: Submit loads the consumer position; a
-// reader's consumer page: a fast Consume stores it), which becomes
-// private anonymous memory until unmap: an access racing with Close lands
-// there instead of faulting or reaching the map.
+// retire unmaps the ring but for what is touched without a lock (a
+// writer's whole ring; a reader's consumer page, which Consume stores),
+// which becomes private anonymous memory until unmap: an access racing
+// with Close lands there instead of faulting or reaching the map.
 func (m *mapping) retire(producer bool) error {
 	var err error
 	if !producer && m.producerArea != nil {

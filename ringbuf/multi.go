@@ -10,10 +10,10 @@ import (
 )
 
 // MultiReader reads several ring buffer maps as one stream through one
-// epoll, as libbpf's ring_buffer does with ring_buffer__add (a ring per
-// CPU, say), each ring with Reader's contract. Rings with records take
-// turns, a batch each (see Batch); rings may differ in size, and records
-// of different rings come in no particular order.
+// epoll, as libbpf's ring_buffer__add does (a ring per CPU, say), each
+// ring with Reader's contract. Rings with records take turns, a batch
+// each; rings may differ in size, and records of different rings come in
+// no particular order.
 type MultiReader struct {
 	*rings
 }
@@ -36,45 +36,50 @@ func NewMultiReader(maps ...*ebpf.Map) (*MultiReader, error) {
 // maps with 4-byte keys holds when it starts, each once; a record's Ring
 // is its key.
 func NewMultiReaderFromMapOfMaps(outer *ebpf.Map) (*MultiReader, error) {
-	if outer == nil {
-		return nil, errors.New("ringbuf: nil map")
-	}
-	if t := outer.Type(); t != ebpf.ArrayOfMaps && t != ebpf.HashOfMaps {
-		return nil, fmt.Errorf("ringbuf: map type %s is not %s or %s", t, ebpf.ArrayOfMaps, ebpf.HashOfMaps)
-	}
-	if outer.KeySize() != 4 {
-		return nil, fmt.Errorf("ringbuf: map of maps with %d-byte keys: want 4", outer.KeySize())
-	}
-	var (
-		maps    []*ebpf.Map
-		keys    []int
-		key, id uint32
-	)
+	maps, keys, err := innerMaps(outer)
 	defer func() {
 		for _, m := range maps {
 			m.Close() // the reader holds its own references: the mappings
 		}
 	}()
-	// Values read from user space are the inner maps' IDs.
+	if err == nil {
+		var mr *MultiReader
+		if mr, err = newMultiReader(maps, keys); err == nil {
+			return mr, nil
+		}
+		err = fmt.Errorf("map of maps: %w", err)
+	}
+	return nil, fmt.Errorf("ringbuf: %w", err)
+}
+
+// innerMaps opens the ring buffers outer holds, with their keys; the maps
+// it opened, also with an error.
+func innerMaps(outer *ebpf.Map) (maps []*ebpf.Map, keys []int, err error) {
+	if outer == nil {
+		return nil, nil, errors.New("nil map")
+	}
+	if t := outer.Type(); t != ebpf.ArrayOfMaps && t != ebpf.HashOfMaps {
+		return nil, nil, fmt.Errorf("map type %s is not %s or %s", t, ebpf.ArrayOfMaps, ebpf.HashOfMaps)
+	}
+	if outer.KeySize() != 4 {
+		return nil, nil, fmt.Errorf("map of maps with %d-byte keys: want 4", outer.KeySize())
+	}
+	var key, id uint32 // read from user space, a value is the inner map's ID
 	entries := outer.Iterate()
 	for entries.Next(&key, &id) {
 		inner, err := ebpf.NewMapFromID(ebpf.MapID(id))
 		if err != nil {
-			return nil, fmt.Errorf("ringbuf: map of maps entry %d: %w", key, err)
+			return maps, nil, fmt.Errorf("map of maps entry %d: %w", key, err)
 		}
 		maps, keys = append(maps, inner), append(keys, int(key))
 		if inner.Type() != ebpf.RingBuf {
-			return nil, fmt.Errorf("ringbuf: map of maps entry %d holds a %s, not a %s", key, inner.Type(), ebpf.RingBuf)
+			return maps, nil, fmt.Errorf("map of maps entry %d holds a %s, not a %s", key, inner.Type(), ebpf.RingBuf)
 		}
 	}
 	if err := entries.Err(); err != nil {
-		return nil, fmt.Errorf("ringbuf: read map of maps: %w", err)
+		return maps, nil, fmt.Errorf("read map of maps: %w", err)
 	}
-	mr, err := newMultiReader(maps, keys)
-	if err != nil {
-		return nil, fmt.Errorf("ringbuf: map of maps: %w", err)
-	}
-	return mr, nil
+	return maps, keys, nil
 }
 
 func newMultiReader(maps []*ebpf.Map, keys []int) (*MultiReader, error) {
@@ -139,17 +144,12 @@ func (mr *MultiReader) Flush() error { return mr.engine.Flush() }
 func (mr *MultiReader) Close() error { return mr.engine.Close(nil) }
 
 // ReadinessFD is [Reader.ReadinessFD] for every ring at once: readable
-// exactly while a read with the deadline passed would return at once:
-// one of the rings holds records no loop body holds, a Flush waits for
+// while one of them holds records no loop body holds, a Flush waits for
 // the next read, or the MultiReader is closed.
 func (mr *MultiReader) ReadinessFD() (int, error) { return mr.readinessFD() }
 
 // Records is [Reader.Records] over every ring ([Record.Ring]).
-func (mr *MultiReader) Records() iter.Seq2[*Record, error] {
-	return mr.records
-}
+func (mr *MultiReader) Records() iter.Seq2[*Record, error] { return mr.records }
 
 // Batches is [Reader.Batches] over every ring ([Batch.Ring]).
-func (mr *MultiReader) Batches() iter.Seq2[*Batch, error] {
-	return mr.batches
-}
+func (mr *MultiReader) Batches() iter.Seq2[*Batch, error] { return mr.batches }

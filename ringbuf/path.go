@@ -13,19 +13,12 @@ import (
 type readPath int
 
 const (
-	// pathMapped maps the ring and reads it in place: a
-	// BPF_MAP_TYPE_RINGBUF map on Linux, every API.
-	pathMapped readPath = iota
-	// pathUpstream reads through cilium/ebpf's own ringbuf.Reader, the
-	// copy API only (upstream.go): a WindowsRingBuf map on eBPF for
-	// Windows, whose ring cilium/ebpf maps through the eBPF for Windows
-	// runtime.
-	pathUpstream
+	pathMapped   readPath = iota // a RingBuf map on Linux, mapped: every API
+	pathUpstream                 // a WindowsRingBuf map, by cilium/ebpf's reader: the copy API
 )
 
-// choosePath picks the path for a map of type typ on the operating system
-// goos (runtime.GOOS). It is a pure function of both, so that tests on
-// Linux can check where a Windows map goes.
+// choosePath picks the path for a map of type typ on goos, a pure
+// function, so that tests on Linux check where a Windows map goes.
 func choosePath(typ ebpf.MapType, goos string) (readPath, error) {
 	switch {
 	case goos == "linux" && typ == ebpf.RingBuf:
@@ -40,8 +33,8 @@ func choosePath(typ ebpf.MapType, goos string) (readPath, error) {
 	return 0, fmt.Errorf("map type %s is not a ring buffer (%s on Linux, %s on Windows)", typ, ebpf.RingBuf, ebpf.WindowsRingBuf)
 }
 
-// requireMapped is choosePath for a reader that maps every ring
-// (MultiReader): a map for pathUpstream gets errCopyOnly.
+// requireMapped is choosePath for a reader that maps its rings: a map for
+// pathUpstream gets errCopyOnly.
 func requireMapped(typ ebpf.MapType, goos string) error {
 	path, err := choosePath(typ, goos)
 	if err == nil && path != pathMapped {
@@ -51,8 +44,7 @@ func requireMapped(typ ebpf.MapType, goos string) error {
 }
 
 // ringSize returns the size of the data area of m, a ring buffer or a
-// user ring buffer (they share the layout), checking that the kernel's
-// rule holds: a power-of-two number of pages.
+// user ring buffer: a power-of-two number of pages.
 func ringSize(m *ebpf.Map) (uint64, error) {
 	size := uint64(m.MaxEntries())
 	if size == 0 || size&(size-1) != 0 || size%uint64(os.Getpagesize()) != 0 {
@@ -61,9 +53,8 @@ func ringSize(m *ebpf.Map) (uint64, error) {
 	return size, nil
 }
 
-// checkMap refuses a nil map, and a closed one, whose descriptor is gone,
-// before anything asks the map its type, flags or size, which a closed
-// Map still reports: as the kernel would, with EBADF.
+// checkMap refuses a nil map, and a closed one with EBADF, as the kernel
+// would: before its type, flags or size, which a closed Map still reports.
 func checkMap(m *ebpf.Map) error {
 	switch {
 	case m == nil:
@@ -74,8 +65,7 @@ func checkMap(m *ebpf.Map) error {
 	return nil
 }
 
-// errCopyOnly is what the zero-copy API returns on a Reader of a
-// WindowsRingBuf map, which cilium/ebpf's reader reads (pathUpstream):
-// its ring is mapped by the eBPF for Windows runtime, out of our reach.
+// errCopyOnly is what the zero-copy API returns on a WindowsRingBuf map,
+// whose ring the eBPF for Windows runtime maps out of our reach.
 var errCopyOnly = fmt.Errorf("zero-copy reads of a %s map (Peek, PeekInto, Consume, Records, Batches, MultiReader): %w",
 	ebpf.WindowsRingBuf, ebpf.ErrNotSupported)

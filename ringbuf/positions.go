@@ -2,14 +2,13 @@ package ringbuf
 
 import "fmt"
 
-// RingPositions are a ring's positions as the kernel holds them, read at
-// one instant, as libbpf's ring__consumer_pos, ring__producer_pos,
-// ring__avail_data_size and ring__size report them: a snapshot, which a
-// producer or a reader may have moved on from by the time it is read.
+// RingPositions are a ring's positions as the kernel holds them at one
+// instant, as libbpf's ring__consumer_pos, ring__producer_pos,
+// ring__avail_data_size and ring__size report them.
 type RingPositions struct {
-	// Consumer is the consumer position the kernel holds: the records
-	// before it are consumed, and their space is free. A record a loop
-	// body or Peek view holds is after it.
+	// Consumer is the consumer position: the records before it are
+	// consumed, their space free; a record a loop body or Peek view holds
+	// is after it.
 	Consumer uint64
 	// Producer is the producer position: the records before it are
 	// reserved, some maybe still being written.
@@ -40,9 +39,12 @@ func (rs *rings) positions(i int) (RingPositions, error) {
 	return p, nil
 }
 
-// unconsumed returns the bytes from the reader's consumer position to
-// the producer's: what AvailableBytes reports.
-func (c *consumer) unconsumed() int {
-	consumed := c.claims.ConsumerPos()
-	return int(max(c.ring.producerPos.load(consumed), consumed) - consumed)
+// available returns the bytes from ring i's consumer position to its
+// producer's, 0 once closed: what AvailableBytes reports.
+func (rs *rings) available(i int) (n int) {
+	rs.engine.Inspect(func() {
+		consumed := rs.consumers[i].claims.ConsumerPos()
+		n = int(max(rs.consumers[i].ring.producerPos.load(consumed), consumed) - consumed)
+	})
+	return n
 }

@@ -11,47 +11,42 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
-// RawReader reads a ring buffer in place, for one goroutine at a time: the
-// API of cilium/ebpf main's RawReader. Samples are views of the ring,
-// handed out inside a lease ([RawReader.WithLease]) and valid until the lease commits
-// them or ends.
-//
-// A second goroutine that calls WithLease while a lease runs gets an
-// error, and so does a Lease used after its WithLease returned. Close,
-// Flush and SetDeadline may be called from any goroutine at any time, also
-// while a lease waits for samples, and Close also from inside a lease.
-// Use [Reader] to read from several goroutines.
+// RawReader reads a ring buffer in place for one goroutine at a time: the
+// API of cilium/ebpf main's RawReader. Samples are views of the ring
+// handed out inside a lease ([RawReader.WithLease]), valid until the
+// lease commits them or ends. A second goroutine calling WithLease while
+// a lease runs gets an error, and so does a Lease used after its
+// WithLease returned. Close, Flush and SetDeadline may be called from any
+// goroutine at any time, Close also from inside a lease. Use [Reader] to
+// read from several goroutines.
 type RawReader struct {
 	rings *rings
-	// leaseID counts the leases begun and ended: it is odd while a lease
-	// runs, and then names the one Lease that may be used.
+	// leaseID is odd while a lease runs, and then names the one Lease
+	// that may be used.
 	leaseID     atomic.Uint64
-	*leaseState // behind a pointer, so that RawReader stays comparable, as upstream's is
+	*leaseState // behind a pointer, so that RawReader stays comparable, as upstream's
 }
 
-// leaseState is owned by the goroutine in the lease; what it holds, a
-// readers.Holder, by the engine's lock.
+// leaseState is the lease's goroutine's; as a readers.Holder, the
+// engine's lock's.
 type leaseState struct {
 	c        *consumer
-	held     []claim // claims of the samples read since the last commit, in ring order
+	held     []claim // claims of the samples read since the last commit
 	pos      uint64  // the next record, up to end
 	end      uint64  // the end of the last held claim; pos if none is held
 	area     dataArea
-	producer position // the kernel's producer position
+	producer position
 	session  readers.Session
-	// inUse: the last sample handed out had records after it (remain >
-	// 0), so its view may still be in use when the ring runs dry.
-	inUse bool
-	// cut: the walk stopped at a record that does not fit its claim.
-	cut bool
+	inUse    bool // the last sample had records after it: its view may be in use
+	cut      bool // the walk stopped at a record that does not fit its claim
 }
 
 // errConcurrent is returned by WithLease while a lease runs, and by a
-// Lease used after its WithLease returned. Nothing is read or committed.
+// Lease used after its WithLease returned; nothing is read or committed.
 var errConcurrent = errors.New("concurrent use of RawReader")
 
-// NewRawReader creates a RawReader for a ring buffer map. Like [NewReader],
-// it starts at the consumer position the map holds.
+// NewRawReader creates a RawReader for a ring buffer map, starting at the
+// consumer position the map holds.
 func NewRawReader(m *ebpf.Map) (*RawReader, error) {
 	rs := &rings{}
 	if err := rs.open([]*ebpf.Map{m}, nil); err != nil {
@@ -60,12 +55,11 @@ func NewRawReader(m *ebpf.Map) (*RawReader, error) {
 	return &RawReader{rings: rs, leaseState: &leaseState{c: &rs.consumers[0]}}, nil
 }
 
-// WithLease calls fn with a [Lease] on the ring: fn reads samples with
-// [Lease.ReadSample] and commits them with [Lease.Commit], batching commits if
-// it likes. The Lease is valid until fn returns; then what fn read and did
-// not commit is committed, also if fn panics. WithLease returns fn's
-// error, ErrClosed if the reader is closed, or an error if a lease is
-// running already (in another goroutine, or around this call).
+// WithLease calls fn with a [Lease], valid until fn returns: fn reads
+// samples with [Lease.ReadSample] and commits them with [Lease.Commit]
+// when it likes; what it read is committed when it returns, or panics.
+// WithLease returns fn's error, ErrClosed once closed, or an error if a
+// lease runs already (in another goroutine, or around this call).
 func (rr *RawReader) WithLease(fn func(Lease) error) error {
 	id := rr.leaseID.Load()
 	if id%2 == 1 || !rr.leaseID.CompareAndSwap(id, id+1) {
@@ -77,7 +71,6 @@ func (rr *RawReader) WithLease(fn func(Lease) error) error {
 	if err := rr.rings.engine.Begin(&rr.session); err != nil {
 		return fmt.Errorf("ringbuf: %w", err)
 	}
-	// Commits what the lease read and ends it, however fn returned.
 	defer rr.rings.engine.End(&rr.session, rr.holder())
 	return fn(Lease{rr: rr, id: id})
 }
@@ -88,9 +81,6 @@ type leaseHolder leaseState
 
 func (rr *RawReader) holder() *leaseHolder { return (*leaseHolder)(rr.leaseState) }
 
-// Claim claims what is produced after the held claims, as a
-// readers.Holder; a walk cut at a record that does not fit its claim
-// leaves the ring's error first.
 func (ls *leaseHolder) Claim(int, bool) (readers.Take, error) {
 	c := ls.c
 	if ls.cut && c.err == nil {
@@ -102,10 +92,7 @@ func (ls *leaseHolder) Claim(int, bool) (readers.Take, error) {
 	}
 	cl, ok, _ := c.claimBatch(true)
 	if !ok {
-		if c.err != nil {
-			return readers.None, c.err
-		}
-		return readers.None, nil
+		return readers.None, c.err
 	}
 	if len(ls.held) == 0 {
 		ls.pos = cl.Start
@@ -115,11 +102,8 @@ func (ls *leaseHolder) Claim(int, bool) (readers.Take, error) {
 	return readers.Held, nil
 }
 
-// Release commits the lease's claims, consumed up to pos, as a
-// readers.Holder: before a wait only if the last sample's view is not in
-// use, so that the kernel wakes the lease (it wakes a reader that caught
-// up); after a sample with remain > 0 the claims stay, and the wait
-// polls.
+// Release commits before a wait only if the last sample's view is not in
+// use (see ReadSample).
 func (ls *leaseHolder) Release(final bool) (i, ended int, stalled bool) {
 	if !final && ls.inUse {
 		return 0, 0, false
@@ -149,10 +133,9 @@ type Lease struct {
 	id uint64
 }
 
-// enter checks that the Lease's WithLease is running. A Lease that two
-// goroutines use at once is a data race, which go test -race reports, as
-// with upstream's: a check on every call would cost a fifth of a
-// ReadSample (BenchmarkRawReader, commit batch 1000).
+// enter checks that the Lease's WithLease is running. Two goroutines using
+// one Lease at once is a data race, as with upstream's: a check for it
+// would cost every call (BenchmarkRawReader).
 func (s Lease) enter() error {
 	rr := s.rr
 	if rr == nil || rr.leaseID.Load() != s.id {
@@ -161,30 +144,24 @@ func (s Lease) enter() error {
 	return nil
 }
 
-// ReadSample returns the next sample, a view of the ring, read-only, with
-// its capacity equal to its length, and remain, how many bytes at least
-// the ring held after it. Samples the producer discarded are skipped. The
-// view is valid until [Lease.Commit] or the end of the lease, as in cilium/ebpf
-// main, with one exception that lets a lease wait without polling: the
-// kernel wakes a reader only once it has consumed everything before a new
-// record, so a ReadSample that finds the ring empty commits before it
-// waits. It does so only after a sample returned with remain 0, or
-// after Commit; after one with remain > 0 it waits keeping the views.
+// ReadSample returns the next sample, a read-only view of the ring with
+// its capacity its length, and remain, the bytes at least left after it;
+// discarded samples are skipped. The view is valid until [Lease.Commit] or
+// the end of the lease, as in cilium/ebpf main, but for one exception: the
+// kernel wakes only a reader that consumed everything, so a ReadSample
+// that finds the ring empty after a sample with remain 0 commits before
+// it waits (after one with remain > 0 it waits keeping the views).
 //
-// ReadSample blocks until a sample arrives, the deadline passes, Flush or
-// Close is called, and commits before it returns an error: those of
-// Reader.Read, os.ErrDeadlineExceeded, ErrFlushed (once every sample in
-// the ring was read), ErrClosed (after the samples the lease had claimed
-// when Close was called), [ErrCorrupt].
+// ReadSample blocks as [Reader.Read] and commits before it returns an
+// error: os.ErrDeadlineExceeded, ErrFlushed once the ring is empty,
+// ErrClosed after the samples the lease had claimed, or [ErrCorrupt].
 func (s Lease) ReadSample() (data []byte, remain int, err error) {
 	if err := s.enter(); err != nil {
 		return nil, 0, err
 	}
 	rr := s.rr
 	for {
-		// Below end the records are claimed and the mapping stays: the
-		// walk takes no lock.
-		busy := false
+		busy := false // below end the records are claimed: no lock
 		for rr.pos < rr.end {
 			h := rr.area.headerAt(rr.pos)
 			total := h.total()
@@ -194,16 +171,13 @@ func (s Lease) ReadSample() (data []byte, remain int, err error) {
 			pos := rr.pos
 			rr.pos += total
 			if !h.discarded() {
-				// A load of our own, as upstream's: remain 0 says that the
-				// next ReadSample may wait, and so commit.
+				// remain 0: the next ReadSample may wait, and so commit.
 				remain := max(int64(rr.producer.load(rr.pos)-rr.pos), 0)
 				rr.inUse = remain > 0
 				return rr.area.sample(pos, h.length()), int(remain), nil
 			}
 		}
-		if busy {
-			// The record is there, only not submitted yet: back off
-			// keeping the views, no wake-up is needed to see it.
+		if busy { // not submitted yet: back off keeping the views
 			err = rr.rings.engine.BackOff(&rr.session, rr.holder())
 		} else {
 			rr.cut = rr.pos < rr.end
@@ -216,8 +190,8 @@ func (s Lease) ReadSample() (data []byte, remain int, err error) {
 }
 
 // Commit commits the samples read so far: their views end, and the kernel
-// may reuse their space. It does nothing on a Lease whose WithLease has
-// returned: everything that lease read was committed then.
+// may reuse their space. On a Lease whose WithLease returned it does
+// nothing: all was committed then.
 func (s Lease) Commit() {
 	if s.enter() != nil {
 		return
@@ -229,26 +203,21 @@ func (s Lease) Commit() {
 func (rr *RawReader) BufferSize() int { return int(rr.c.ring.size) }
 
 // AvailableBytes returns how many bytes of the ring the kernel has not
-// had back from this reader: samples not yet read, and those read but not
-// committed. It is 0 once the reader is closed.
-func (rr *RawReader) AvailableBytes() int {
-	available := 0
-	rr.rings.engine.Inspect(func() { available = rr.c.unconsumed() })
-	return available
-}
+// had back: samples not read, or not committed; 0 once closed.
+func (rr *RawReader) AvailableBytes() int { return rr.rings.available(0) }
 
 // Positions is [Reader.Positions].
 func (rr *RawReader) Positions() (RingPositions, error) { return rr.rings.positions(0) }
 
-// SetDeadline is [Reader.SetDeadline]: ReadSample returns
-// os.ErrDeadlineExceeded after t, also if it is already waiting.
+// SetDeadline is [Reader.SetDeadline] for ReadSample.
 func (rr *RawReader) SetDeadline(t time.Time) { rr.rings.engine.SetDeadline(t) }
 
-// Flush is [Reader.Flush]: a ReadSample that waits (or, with none, the next
-// that finds the ring empty) returns ErrFlushed once the ring is empty.
+// Flush is [Reader.Flush]: a waiting ReadSample, or with none the next to
+// find the ring empty, returns ErrFlushed once the ring is empty.
 func (rr *RawReader) Flush() error { return rr.rings.engine.Flush() }
 
-// Close is [Reader.Close]: a waiting ReadSample returns ErrClosed, and
-// has returned when Close returns; so does WithLease from then on. A lease that runs reads the samples it had
-// claimed, then ErrClosed; the ring is unmapped when it ends.
+// Close is [Reader.Close]: a waiting ReadSample has returned ErrClosed
+// when Close returns, and WithLease returns it from then on. A running
+// lease reads the samples it had claimed, then ErrClosed; the ring is
+// unmapped when it ends.
 func (rr *RawReader) Close() error { return rr.rings.engine.Close(nil) }

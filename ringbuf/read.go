@@ -13,9 +13,9 @@ func (r *Reader) Read() (Record, error) {
 	return rec, err
 }
 
-// ReadInto is [Reader.Read] into rec, reusing rec.RawSample's memory unless it is
-// a view; when it returns, the kernel knows the record's space is free.
-// A nil rec is refused, and nothing is read.
+// ReadInto is [Reader.Read] into rec, reusing rec.RawSample's memory
+// unless it is a view; when it returns, the kernel knows the record's
+// space is free. A nil rec is refused.
 func (r *Reader) ReadInto(rec *Record) error {
 	if rec == nil {
 		return errNilRecord("ReadInto")

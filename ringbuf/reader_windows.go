@@ -11,10 +11,8 @@ import (
 )
 
 // Reader reads records from a WindowsRingBuf map through cilium/ebpf's
-// ringbuf.Reader: the copy API and its errors are upstream's, whose
-// sentinels are ours; the zero-copy API returns an error matching
-// [ebpf.ErrNotSupported], since the eBPF for Windows runtime maps the
-// ring out of our reach.
+// ringbuf.Reader, whose copy API and errors are ours; the zero-copy API
+// returns an error matching [ebpf.ErrNotSupported].
 type Reader struct {
 	rd *upstream.Reader
 }
@@ -29,7 +27,7 @@ func NewReader(m *ebpf.Map) (*Reader, error) {
 	}
 	rd, err := upstream.NewReader(m)
 	if err != nil {
-		return nil, err // upstream's error says "ringbuf:" already
+		return nil, err // it says "ringbuf:" already
 	}
 	return &Reader{rd: rd}, nil
 }

@@ -42,8 +42,8 @@ func (res *resources) closePoller() (err error) {
 	return err
 }
 
-// open maps and polls the maps and starts rs on them, in place; keys are
-// their Record.Ring (nil for a Reader).
+// open maps and polls the maps and starts rs on them; keys are their
+// Record.Ring (nil for a Reader).
 func (rs *rings) open(maps []*ebpf.Map, keys []int) (err error) {
 	rs.keys = keys
 	res := &resources{}
@@ -71,7 +71,7 @@ func (rs *rings) open(maps []*ebpf.Map, keys []int) (err error) {
 	return rs.start(mapped, res)
 }
 
-// start starts rs on mapped rings, at the kernel's consumer positions;
+// start starts rs on mapped rings at the kernel's consumer positions;
 // res are freed once rs is closed and nothing is held.
 func (rs *rings) start(mapped []*ring, res *resources) error {
 	for _, rg := range mapped {
@@ -111,8 +111,8 @@ func mapRingMap(m *ebpf.Map, overwrite bool) (*mapping, *ring, error) {
 // only a reader that caught up.
 const heldClaimPoll = time.Millisecond
 
-// engineBuffers is rings as the engine's readers.Buffers (not the
-// readers' methods).
+// engineBuffers is rings as the engine's readers.Buffers, whose methods
+// the readers do not have.
 type engineBuffers rings
 
 func (b *engineBuffers) Len() int         { return len(b.consumers) }

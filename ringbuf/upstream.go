@@ -2,8 +2,8 @@ package ringbuf
 
 import upstream "github.com/cilium/ebpf/ringbuf"
 
-// readIntoUpstream is ReadInto on Windows (reader_windows.go), by rd,
-// cilium/ebpf's reader: apart, so that Linux tests run it.
+// readIntoUpstream is ReadInto on Windows by rd, cilium/ebpf's reader:
+// apart, so that Linux tests run it.
 func readIntoUpstream(rd *upstream.Reader, rec *Record) error {
 	if rec == nil {
 		return errNilRecord("ReadInto")

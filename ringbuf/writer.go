@@ -36,29 +36,24 @@ import (
 
 var (
 	// ErrRecordTooLarge is returned by Reserve and Write for a record the
-	// ring can never hold: header included, larger than the ring, or
-	// larger than a BPF dynptr can describe (16 MiB - 1).
+	// ring can never hold: with its header larger than the ring, or than a
+	// dynptr can describe (16 MiB - 1).
 	ErrRecordTooLarge = errors.New("record larger than the ring can hold")
-	// ErrNotReserved is returned by Submit and Discard for a Reservation
-	// that is not outstanding in this Writer: submitted or discarded
-	// already, the zero Reservation, or made by another Writer. Nothing
-	// in the ring changes.
+	// ErrNotReserved is returned by Submit and Discard, changing nothing,
+	// for a Reservation not outstanding in this Writer: finished already,
+	// the zero Reservation, or another Writer's.
 	ErrNotReserved = errors.New("reservation not outstanding in this writer")
 )
 
 // maxDynptrSize is DYNPTR_MAX_SIZE (include/linux/bpf.h).
 const maxDynptrSize = 1<<24 - 1
 
-// Writer writes records to a BPF_MAP_TYPE_USER_RINGBUF map, from which a
-// BPF program takes them with bpf_user_ringbuf_drain.
-//
-// [Writer.Reserve] hands out space in the ring to be filled in place,
-// [Writer.Submit] makes it visible to the kernel, [Writer.Discard] drops
-// it; [Writer.Write] copies a record in one call. Every method may be
-// called from any goroutine at any time, and reservations submitted in any
-// order: the kernel takes records in the order they were reserved,
-// stopping at the first not yet submitted. One Writer per map: the kernel
-// does not arbitrate between producers in user space.
+// Writer writes records to a BPF_MAP_TYPE_USER_RINGBUF map, which a BPF
+// program drains with bpf_user_ringbuf_drain. Every method may be called
+// from any goroutine at any time, and reservations submitted in any order:
+// the kernel takes records in the order reserved, up to the first not yet
+// submitted. One Writer per map: the kernel does not arbitrate between
+// producers in user space.
 type Writer struct {
 	mu       sync.Mutex // guards producer, and the ring while reserving
 	rg       *ring      // we move producerPos, the kernel consumerPos
@@ -83,10 +78,9 @@ type Reservation struct {
 	pos       uint64 // the record's position in the ring
 }
 
-// NewWriter creates a Writer for a user ring buffer map
-// (ebpf.UserRingbuf). It continues from the producer position the map
-// holds, so a pinned ring gets records after those already in it. A
-// closed map is refused with an error wrapping [syscall.EBADF].
+// NewWriter creates a Writer for an ebpf.UserRingbuf map, continuing from
+// the producer position the map holds. A closed map is refused with an
+// error wrapping [syscall.EBADF].
 func NewWriter(m *ebpf.Map) (*Writer, error) {
 	if err := checkMap(m); err != nil {
 		return nil, fmt.Errorf("ringbuf: writer: %w", err)
@@ -140,9 +134,8 @@ func newWriter(rg *ring, res *resources) (*Writer, error) {
 // BufferSize returns the size of the ring's data area in bytes.
 func (w *Writer) BufferSize() int { return int(w.rg.size) }
 
-// AvailableBytes returns how many bytes of the ring are free for new
-// records, headers included: a record of n bytes needs n+8 rounded up to
-// a multiple of 8. It is 0 once the Writer is closed.
+// AvailableBytes returns how many bytes of the ring are free, 0 once
+// closed; a record of n bytes takes n+8 rounded up to a multiple of 8.
 func (w *Writer) AvailableBytes() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -156,14 +149,13 @@ func (w *Writer) freeLocked() uint64 {
 	return w.rg.size - (w.producer - w.rg.consumerPos.load(w.producer))
 }
 
-// Reserve reserves n bytes in the ring for a record, to be filled through
-// the [Reservation]'s RawSample and then passed to [Writer.Submit] or
-// [Writer.Discard]; until then the kernel takes no record reserved after
-// it. With the ring too full it waits for a drain, and returns
-// [ErrClosed] after Close, [ErrFlushed] after Flush, or
-// os.ErrDeadlineExceeded after the deadline; a drain with
-// BPF_RB_NO_WAKEUP wakes nobody. A record the ring can never hold fails
-// at once with [ErrRecordTooLarge].
+// Reserve reserves n bytes for a record, to be filled in place and passed
+// to [Writer.Submit] or [Writer.Discard]; until then the kernel takes no
+// record reserved after it. With the ring too full it waits for a drain
+// (one with BPF_RB_NO_WAKEUP wakes nobody) and returns [ErrClosed],
+// [ErrFlushed] or os.ErrDeadlineExceeded as Close, Flush or the deadline
+// end the wait; [ErrRecordTooLarge] at once for a record the ring can
+// never hold.
 func (w *Writer) Reserve(n int) (Reservation, error) {
 	if uint(n) > uint(w.maxLen) {
 		return Reservation{}, w.tooLarge(n)
@@ -181,12 +173,10 @@ func (w *Writer) Reserve(n int) (Reservation, error) {
 	return r, nil
 }
 
-// ReserveBatch reserves up to len(rs) records of n bytes each, one after
-// the other, into rs: as many as fit, at least one, waiting for space as
-// [Writer.Reserve] does, and returns how many; each is submitted or
-// discarded on its own. With len(rs) == 0 it returns 0 at once. It takes
-// the lock and shows the kernel its records once for the batch
-// (docs/writer.md).
+// ReserveBatch reserves into rs up to len(rs) records of n bytes each,
+// one after the other, as many as fit and at least one, waiting as
+// [Writer.Reserve] does, and returns how many; each is finished on its
+// own. With len(rs) == 0 it returns 0 at once.
 func (w *Writer) ReserveBatch(rs []Reservation, n int) (int, error) {
 	if uint(n) > uint(w.maxLen) {
 		return 0, w.tooLarge(n)
@@ -217,8 +207,6 @@ func recordTotal(n int) uint64 {
 	return (uint64(n) + headerSize + recordAlign - 1) &^ (recordAlign - 1)
 }
 
-// fitsLocked reports whether a record of total bytes may be reserved
-// without waiting.
 func (w *Writer) fitsLocked(total uint64) bool {
 	return !w.wait.Closed() && w.freeLocked() >= total
 }
@@ -229,8 +217,7 @@ func (w *Writer) reserveAtLocked(pos uint64, n int) Reservation {
 	return Reservation{RawSample: w.rg.sample(pos, uint32(n)), pos: pos}
 }
 
-// advanceProducerLocked store-releases pos, past the busy headers
-// written, as the producer position.
+// advanceProducerLocked publishes pos, past the busy headers written.
 func (w *Writer) advanceProducerLocked(pos uint64) {
 	w.producer = pos
 	w.rg.producerPos.store(pos)
@@ -286,11 +273,9 @@ func (w *Writer) Submit(r Reservation) error { return w.finish(r, 0) }
 func (w *Writer) Discard(r Reservation) error { return w.finish(r, discardBit) }
 
 // finish clears the busy bit of r's header, adding flag, if r is this
-// Writer's (owns) and outstanding: the kernel has not consumed past r.pos
-// (loaded after the header, so that the header read was r's) and the
-// header is busy. The kernel never consumes a busy record, and space is
-// reserved again only once consumed, so a stale Reservation is told by
-// the positions, not by what the header looks like.
+// Writer's and outstanding: busy, and not consumed past (loaded after the
+// header, so that the header read was r's). The kernel never consumes a
+// busy record, so a stale Reservation shows in the positions.
 func (w *Writer) finish(r Reservation, flag uint32) error {
 	if w.owns(r) {
 		hdr := w.headerWordAt(r.pos)
@@ -304,8 +289,7 @@ func (w *Writer) finish(r Reservation, flag uint32) error {
 	return w.notFinished(r)
 }
 
-// owns reports whether r's RawSample starts where a record at r.pos
-// would in this Writer's mapping.
+// owns reports whether r's RawSample starts where r.pos's would.
 func (w *Writer) owns(r Reservation) bool {
 	return unsafe.SliceData(r.RawSample) == (*byte)(unsafe.Add(w.rg.data, r.pos&w.rg.mask+headerSize))
 }
@@ -315,8 +299,7 @@ func (w *Writer) notFinished(r Reservation) error {
 	switch {
 	case r.RawSample == nil:
 		return fmt.Errorf("ringbuf: %w: the zero Reservation", ErrNotReserved)
-	case w.closed.Load():
-		// Close discarded r, and retired the ring.
+	case w.closed.Load(): // Close discarded r
 		return ErrClosed
 	case !w.owns(r):
 		return fmt.Errorf("ringbuf: %w: reserved from another Writer, or RawSample resliced", ErrNotReserved)
@@ -348,8 +331,8 @@ func (w *Writer) SetDeadline(t time.Time) {
 	w.wait.SetDeadline(t)
 }
 
-// Flush makes the reservations waiting for space return ErrFlushed, or,
-// with none waiting, the next one that has to wait.
+// Flush makes the reservations waiting for space, or with none the next
+// to wait, return [ErrFlushed].
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -357,22 +340,19 @@ func (w *Writer) Flush() error {
 }
 
 // Close stops the Writer: blocked and later reservations return
-// [ErrClosed], and so do Submit and Discard of reservations outstanding,
-// which Close discards so that the kernel does not wait for them; records
-// submitted stay for the kernel. The first call returns once every
-// blocked Reserve has returned; later ones return nil. The map is
-// unmapped at once, its addresses kept as private memory until Go
-// collects the Writer, so that a write to a reservation after Close, or a
-// Submit racing with it, cannot fault.
+// [ErrClosed], as do Submit and Discard of those outstanding, which Close
+// discards so that the kernel does not wait for them (submitted records
+// stay). It returns once
+// every blocked Reserve has; a second call returns nil. The map's
+// addresses stay as private memory until Go collects the Writer, so that
+// a write to a reservation after Close cannot fault.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.wait.Closed() {
 		return nil
 	}
-	// Before the walk: a Submit whose compare-and-swap the walk does not
-	// see finds closed set.
-	w.closed.Store(true)
+	w.closed.Store(true) // first: a Submit the walk does not see finds it
 	w.discardOutstandingLocked()
 	w.wait.Close() // returns once nobody waits: the poller is unused
 	return errors.Join(w.res.mappings[0].retire(true), w.res.closePoller())
@@ -396,7 +376,6 @@ func (w *Writer) discardOutstandingLocked() {
 	}
 }
 
-// headerWordAt returns the record header at pos as one word.
 func (w *Writer) headerWordAt(pos uint64) *uint64 {
 	return (*uint64)(unsafe.Add(w.rg.data, pos&w.rg.mask))
 }
