@@ -55,7 +55,7 @@ const (
 // matches [io.ErrUnexpectedEOF], cilium/ebpf's error for a truncated record.
 var ErrCorrupt error = sentinel.New("perf event buffer corrupt", io.ErrUnexpectedEOF)
 
-// header is a record's struct perf_event_header, as the kernel left it.
+// header is a record's struct perf_event_header.
 type header struct {
 	typ  uint32
 	size uint16
@@ -70,8 +70,7 @@ type buffer struct {
 	mask uint64
 }
 
-// newBuffer returns the buffer whose metadata page starts at meta, in a
-// mapping of mapped bytes.
+// newBuffer returns the buffer whose metadata page starts at meta.
 func newBuffer(meta unsafe.Pointer, mapped uint64, pageSize uint64) (*buffer, error) {
 	if err := ulong.Err(); err != nil {
 		return nil, err // positions would be read at a guessed width
@@ -119,8 +118,8 @@ func (b *buffer) u32At(pos uint64) uint32 {
 	return *(*uint32)(unsafe.Add(b.data, pos&b.mask))
 }
 
-// view returns the length bytes at pos as a slice of the mapping (its
-// capacity its length), or as a copy in scratch if they wrap.
+// view returns the length bytes at pos as a slice of the mapping, its
+// capacity its length, or as a copy in scratch if they wrap.
 func (b *buffer) view(pos uint64, length uint32, scratch *[]byte) []byte {
 	off := pos & b.mask
 	if first := b.size - off; uint64(length) > first {
@@ -132,7 +131,6 @@ func (b *buffer) view(pos uint64, length uint32, scratch *[]byte) []byte {
 	return unsafe.Slice((*byte)(unsafe.Add(b.data, off)), length)
 }
 
-// record is what a header and the fields after it say.
 type record struct {
 	typ  uint32
 	size uint64 // bytes the record occupies
@@ -166,7 +164,6 @@ func (b *buffer) parse(pos, avail uint64) (record, error) {
 	return r, nil
 }
 
-// checkHead checks a loaded data_head against the position read up to.
 func (b *buffer) checkHead(head, tail uint64) error {
 	if head-tail > b.size || (head|tail)%recordAlign != 0 {
 		return fmt.Errorf("%w: data_head %d, data_tail %d, buffer of %d bytes", ErrCorrupt, head, tail, b.size)

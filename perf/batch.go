@@ -77,9 +77,8 @@ func (b *Batch) Samples() iter.Seq[[]byte] {
 	}
 }
 
-// skip is Samples' walk past the record at p, not a well-formed sample:
-// lost samples are counted; ok false stops the walk, at a record of an
-// unknown type (consumed) or at the end of what can be read.
+// skip walks Samples past the record at p, not a well-formed sample,
+// counting lost samples; false stops the walk.
 func (b *Batch) skip(p uint64) (ok bool) {
 	got, ok := b.other(p)
 	switch {
@@ -93,8 +92,8 @@ func (b *Batch) skip(p uint64) (ok bool) {
 	return true
 }
 
-// batches is the engine's batch loop, handing the body each batch, and
-// again what follows a record of an unknown type after its error.
+// batches hands the body each batch, and again what follows a record of
+// an unknown type after its error.
 func (bs *buffers) batches(yield func(*Batch, error) bool) {
 	l := &batchLoop{buffers: bs}
 	bs.engine.Loop(l, func(err error) bool {
@@ -122,8 +121,8 @@ func (bs *buffers) batches(yield func(*Batch, error) bool) {
 }
 
 // claimBatch claims a batch of buffer i: a returned claim whole, else
-// what is produced, all of it if alone, else up to batchBytes; a sample
-// that wraps is copied into scratch.
+// what is produced, up to batchBytes unless alone; a sample that wraps
+// is copied into scratch.
 func (bs *buffers) claimBatch(i int, alone bool, scratch *[]byte) (Batch, bool, error) {
 	c := &bs.consumers[i]
 	var cl claim
@@ -154,8 +153,8 @@ func (bs *buffers) claimBatch(i int, alone bool, scratch *[]byte) (Batch, bool, 
 	}, true, nil
 }
 
-// release ends b: what the walk did not reach goes back, and a corrupt
-// record it stopped at sticks to the buffer.
+// release gives back what the walk did not reach; a corrupt record it
+// stopped at sticks to the buffer.
 func (b *Batch) release() {
 	c := b.c
 	b.holding = false
@@ -165,10 +164,8 @@ func (b *Batch) release() {
 	c.claims.Release(b.claim, b.pos)
 }
 
-// walkRecords yields b's records from b.pos up to b.limit or a corrupt
-// record, as Records and ReadInto hand them out, and reports whether the
-// body asked for more. Its checks are Samples'; it yields lost samples and
-// unknown types in place.
+// walkRecords is Samples for Records and ReadInto, yielding lost samples
+// and unknown types in place; it reports whether the body asked for more.
 func (b *Batch) walkRecords(rec *Record, yield func(*Record, error) bool) bool {
 	buf := b.c.buf
 	rec.CPU = b.c.cpu
@@ -214,9 +211,8 @@ func (b *Batch) walkRecords(rec *Record, yield func(*Record, error) bool) bool {
 	return true
 }
 
-// other reads the record at p that is not a well-formed sample and
-// consumes it; ok false stops the walk: the end of an overwritable
-// window, or a corrupt record.
+// other consumes the record at p, not a well-formed sample; false stops
+// the walk: the end of an overwritable window, or a corrupt record.
 func (b *Batch) other(p uint64) (got record, ok bool) {
 	got, err := b.c.buf.parse(p-b.bias, b.claim.End-p)
 	switch {
@@ -231,14 +227,12 @@ func (b *Batch) other(p uint64) (got record, ok bool) {
 	return got, true
 }
 
-// corruptAt stops the walk at the sample at p, whose size field does not
-// fit its record.
+// corruptAt stops the walk at the sample at p, whose size does not fit.
 func (b *Batch) corruptAt(p uint64) {
 	_, err := b.c.buf.parse(p-b.bias, b.claim.End-p)
 	b.pos, b.err = p, b.c.cpuErr(err)
 }
 
-// remaining is Record.Remaining after a record ending at end.
 func (b *Batch) remaining(end uint64) int {
 	if b.c.overwrite {
 		return -1
@@ -246,15 +240,13 @@ func (b *Batch) remaining(end uint64) int {
 	return int(b.head - end)
 }
 
-// batchLoop is a loop's batch, a readers.Holder, for Records and
-// Batches.
+// batchLoop is a loop's readers.Holder.
 type batchLoop struct {
 	buffers *buffers
 	Batch
 	wrapped []byte // a sample that wraps around a buffer's end
 }
 
-// Claim claims a batch of CPU i's buffer.
 func (l *batchLoop) Claim(i int, alone bool) (readers.Take, error) {
 	b, ok, err := l.buffers.claimBatch(i, alone, &l.wrapped)
 	if !ok {
@@ -264,7 +256,6 @@ func (l *batchLoop) Claim(i int, alone bool) (readers.Take, error) {
 	return readers.Held, nil
 }
 
-// Release gives back the loop's batch, if it holds one.
 func (l *batchLoop) Release(bool) (i, ended int, stalled bool) {
 	if !l.holding {
 		return 0, 0, false
@@ -273,8 +264,7 @@ func (l *batchLoop) Release(bool) (i, ended int, stalled bool) {
 	return l.index, 1, false
 }
 
-// readInto is ReadInto's memory: the view of the record it copies, the
-// copy of one that wraps, and where its last copy went.
+// readInto is ReadInto's memory, under the engine's lock.
 type readInto struct {
 	rec     Record
 	scratch []byte
@@ -282,8 +272,7 @@ type readInto struct {
 }
 
 // one copies the next record of CPU i's buffer into rec, or reports its
-// unknown type; it claims all that is produced: nobody sees the claim
-// before it ends.
+// unknown type; it claims all there is, since nobody sees the claim.
 func (ri *readInto) one(bs *buffers, i int, rec *Record, unknown *error) (readers.Take, error) {
 	b, ok, err := bs.claimBatch(i, true, &ri.scratch)
 	if !ok {

@@ -29,8 +29,8 @@ type claim = readers.Claim
 // resources are what buffers hold outside Go's heap.
 type resources struct {
 	poller   *epoll.Poller
-	array    *ebpf.Map // a clone of the caller's: keeps the entries alive
-	fds      []int     // the perf events, one per online CPU
+	array    *ebpf.Map // a clone of the caller's: keeps the entries
+	fds      []int     // the perf events
 	cpus     []int     // their CPUs, the keys in array
 	mappings [][]byte
 }
@@ -54,7 +54,6 @@ func (res *resources) free() error {
 	return err
 }
 
-// putEntries puts every CPU's event in the array, or deletes them.
 func (res *resources) putEntries(put bool) error {
 	for i, cpu := range res.cpus {
 		switch {
@@ -96,7 +95,6 @@ func (b *engineBuffers) Publish(i int)    { b.consumers[i].publish() }
 func (b *engineBuffers) Ready(i int) bool { return b.consumers[i].ready() }
 func (b *engineBuffers) Err(i int) error  { return b.consumers[i].err }
 
-// setPaused deletes the events from the array (pause) or puts them back.
 func (bs *buffers) setPaused(pause bool, op string) error {
 	bs.entries.Lock()
 	defer bs.entries.Unlock()
@@ -110,7 +108,7 @@ func (bs *buffers) setPaused(pause bool, op string) error {
 	return nil
 }
 
-// removeEntries deletes the events from the array for good: Close's.
+// removeEntries deletes the events from the array for good.
 func (bs *buffers) removeEntries() error {
 	bs.entries.Lock()
 	defer bs.entries.Unlock()

@@ -38,7 +38,6 @@ func newConsumer(buf *buffer, cpu int, overwrite bool) (consumer, error) {
 	return c, nil
 }
 
-// publish tells the kernel data_tail, unless overwritable.
 func (c *consumer) publish() {
 	if pos := c.claims.ConsumerPos(); pos != c.published && !c.overwrite {
 		c.buf.storeTail(pos)
@@ -46,7 +45,7 @@ func (c *consumer) publish() {
 	}
 }
 
-// produced is ringbuf's consumer.produced, with data_head.
+// produced reports whether records lie past the claim position.
 func (c *consumer) produced() bool {
 	if c.claims.Pos() == c.head && c.err == nil {
 		if c.overwrite {
@@ -65,7 +64,7 @@ func (c *consumer) produced() bool {
 }
 
 // loadWindow takes what an overwritable buffer received since the last
-// window, at most its size, once no claim is out (one bias serves all).
+// window, at most its size, once no claim is out: one bias serves all.
 func (c *consumer) loadWindow() {
 	if !c.claims.Empty() {
 		return

@@ -13,7 +13,6 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
-// supported reports whether perf events exist here: they do on Linux.
 func supported() error { return nil }
 
 // openEvent opens a CPU's PERF_COUNT_SW_BPF_OUTPUT event sampling raw
@@ -42,7 +41,6 @@ func openEvent(cpu, wakeupEvents, watermark int, overwritable bool) (int, error)
 	return fd, nil
 }
 
-// mapEvent maps the event fd with a data area of dataPages pages.
 func mapEvent(fd int, dataPages int, overwritable bool) ([]byte, *buffer, error) {
 	page := os.Getpagesize()
 	prot := unix.PROT_READ
@@ -65,6 +63,6 @@ func unmap(mem []byte) error { return unix.Munmap(mem) }
 
 func closeFd(fd int) error { return unix.Close(fd) }
 
-// errOffline reports whether opening a CPU's event failed because the CPU
-// is offline: the Reader leaves it out, as cilium/ebpf's does.
+// errOffline reports whether a CPU's event failed because it is offline:
+// the Reader leaves it out, as cilium/ebpf's does.
 func errOffline(err error) bool { return errors.Is(err, unix.ENODEV) }

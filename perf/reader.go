@@ -101,8 +101,8 @@ func newReader(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions, cpu int) (
 	return r, nil
 }
 
-// maxDataPages bounds a buffer's pages: rb_alloc takes their number as an
-// int (kernel/events/ring_buffer.c).
+// maxDataPages: rb_alloc takes the number of pages as an int
+// (kernel/events/ring_buffer.c).
 const maxDataPages = 1 << 30
 
 // dataPages is the power of two of pages that holds perCPUBuffer bytes

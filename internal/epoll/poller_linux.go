@@ -53,7 +53,7 @@ func (p *Poller) AddEdgeTriggeredWritable(fd int) error {
 }
 
 // NewReadiness makes the Poller's one Readiness, watching the fds
-// registered for EPOLLIN and calling wake; Close closes it.
+// registered for EPOLLIN; Close closes it.
 func (p *Poller) NewReadiness(wake func() (again bool)) (*Readiness, error) {
 	if p.readiness != nil {
 		return nil, errors.New("epoll: a second Readiness")
@@ -76,8 +76,8 @@ type kernelTimespec struct {
 }
 
 // Wait blocks until a registered fd is ready, a wake-up is pending, or
-// timeout passes (os.ErrDeadlineExceeded; negative: no limit). An
-// interrupted wait returns nil: the caller re-checks its state anyway.
+// timeout passes (os.ErrDeadlineExceeded; negative: no limit); nil when
+// interrupted.
 func (p *Poller) Wait(timeout time.Duration) error {
 	var events [2]unix.EpollEvent // local: several goroutines may wait at once
 	n, err := 0, error(nil)
@@ -110,8 +110,8 @@ func (p *Poller) Wait(timeout time.Duration) error {
 	return err
 }
 
-// waitMsec is epoll_wait's timeout for timeout: rounded up, at most a C
-// int (the caller waits again for the rest), -1 only for timeout < 0.
+// waitMsec is epoll_wait's timeout: rounded up, at most a C int (the
+// caller waits again), -1 only for timeout < 0.
 func waitMsec(timeout time.Duration) int {
 	if timeout < 0 {
 		return -1

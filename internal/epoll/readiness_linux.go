@@ -14,15 +14,12 @@ import (
 )
 
 // Readiness is what an outside event loop polls for a reader: an eventfd
-// readable exactly while its owner says so (Set), and a watcher, a
-// goroutine parked in Go's poller on an epoll instance of the owner's
-// fds, which calls the owner back (wake) when the kernel wakes one of
-// them or a poll the owner asked for is due (PollIn).
-//
-// The kernel's fds are never handed out: a perf event's poll takes the
-// wake-up it reports (perf_poll, kernel/events/core.c) and a ring
-// buffer's stays readable while a claim holds records back
-// (ringbuf_map_poll_kern, kernel/bpf/ringbuf.c).
+// readable while its owner says so (Set), and a watcher, a goroutine in
+// Go's poller on an epoll instance of the owner's fds, which calls the
+// owner back when the kernel wakes one or a poll is due (PollIn). The
+// kernel's fds are not handed out: a perf event's poll takes the wake-up
+// it reports (perf_poll, kernel/events/core.c), and a ring buffer's stays
+// readable while a claim holds records back (ringbuf_map_poll_kern).
 type Readiness struct {
 	eventFd  int
 	readable bool // the eventfd's count is non-zero; under the owner's lock
@@ -35,7 +32,6 @@ type Readiness struct {
 	pollDue time.Time  // the watch's deadline; zero: none
 }
 
-// newReadiness makes the eventfd and starts the watcher on fds.
 func newReadiness(fds []int, wake func() (again bool)) (*Readiness, error) {
 	rd := &Readiness{eventFd: -1, started: make(chan struct{}), done: make(chan struct{})}
 	conn, err := rd.open(fds)
@@ -53,7 +49,6 @@ func newReadiness(fds []int, wake func() (again bool)) (*Readiness, error) {
 	return rd, nil
 }
 
-// open makes the eventfd and the watch instance, which holds fds.
 func (rd *Readiness) open(fds []int) (syscall.RawConn, error) {
 	var err error
 	if rd.eventFd, err = newEventfd(); err != nil {
@@ -80,8 +75,7 @@ func (rd *Readiness) open(fds []int) (syscall.RawConn, error) {
 // FD returns the eventfd.
 func (rd *Readiness) FD() int { return rd.eventFd }
 
-// Set makes the eventfd readable or not, with a syscall only when that
-// changes; under the owner's lock.
+// Set makes the eventfd readable or not; under the owner's lock.
 func (rd *Readiness) Set(readable bool) error {
 	if rd.readable == readable {
 		return nil
@@ -105,9 +99,7 @@ func (rd *Readiness) PollIn(d time.Duration) {
 	}
 }
 
-// run is the watcher: it waits in Go's poller for the watch instance,
-// takes the wake-ups pending there and calls wake, until wake returns
-// false or Close ends the wait.
+// run is the watcher, until wake returns false or Close ends its wait.
 func (rd *Readiness) run(conn syscall.RawConn, wake func() bool) {
 	defer close(rd.done)
 	started := rd.started
@@ -140,8 +132,8 @@ func (rd *Readiness) run(conn syscall.RawConn, wake func() bool) {
 	}
 }
 
-// takeEdges takes the wake-ups queued on epollFd without waiting, and
-// reports whether there were any.
+// takeEdges takes the wake-ups queued on epollFd and reports whether
+// there were any.
 func takeEdges(epollFd int) bool {
 	var events [16]unix.EpollEvent
 	some := false
@@ -158,9 +150,7 @@ func takeEdges(epollFd int) bool {
 }
 
 // Close stops the watcher, waiting until it has left Go's poller, and
-// closes both fds. The watcher must not be
-// inside wake waiting for what the caller holds; wake's owner checks that
-// it was not closed.
+// closes both fds; wake must check that it was not closed.
 func (rd *Readiness) Close() error {
 	var err error
 	if rd.watch != nil {

@@ -6,9 +6,8 @@ import (
 	"time"
 )
 
-// Waiter is where the goroutines of one reader wait: the rules that end a
-// wait (Close, Flush, the deadline) and the sleep itself. Every method is
-// called under its owner's mutex (docs/architecture.md, "Waiter").
+// Waiter is where the goroutines of one reader wait, with the rules that
+// end a wait (docs/architecture.md, "Waiter"); under its owner's mutex.
 type Waiter struct {
 	mu      *sync.Mutex
 	poller  *Poller
@@ -35,15 +34,13 @@ func NewWaiter(mu *sync.Mutex, poller *Poller, flushed error) *Waiter {
 	return &Waiter{mu: mu, poller: poller, flushed: flushed}
 }
 
-// Ticket is a read's place at a Waiter: the Flush calls it has seen, and
-// whether its goroutine is away, running its caller's code.
+// Ticket is a read's place at a Waiter.
 type Ticket struct {
 	flushesSeen uint64
 	away        bool
 }
 
-// Begin counts a read or loop in progress, inside the reader until Away,
-// or returns os.ErrClosed.
+// Begin counts a read or loop in progress, or returns os.ErrClosed.
 func (w *Waiter) Begin(t *Ticket) error {
 	if w.closed {
 		return os.ErrClosed
@@ -64,9 +61,8 @@ func (w *Waiter) End(t *Ticket) {
 	}
 }
 
-// Away says that t's goroutine runs its caller's code (a loop's body, a
-// lease's function) until Back: Close does not wait for it, so that it
-// may call Close.
+// Away says that t's goroutine runs its caller's code until Back: Close
+// does not wait for it, so that it may call Close.
 func (w *Waiter) Away(t *Ticket) {
 	if t.away {
 		return
@@ -92,15 +88,15 @@ func (w *Waiter) Active() int { return w.active }
 // Closed reports whether Close was called.
 func (w *Waiter) Closed() bool { return w.closed }
 
-// Idle reports whether no goroutine sleeps (the poller may be closed).
+// Idle reports whether no goroutine sleeps.
 func (w *Waiter) Idle() bool { return !w.polling && w.sleepers == 0 }
 
 // FlushPending reports whether a Flush waits for the next read that
-// finds nothing: a flush taken by reads in progress is theirs alone.
+// finds nothing.
 func (w *Waiter) FlushPending() bool { return w.flushForNext }
 
-// Check is called by t's read once it found nothing: how long it may
-// sleep (negative: no limit), or the error that ends it.
+// Check returns, for t's read that found nothing, how long it may sleep
+// (negative: no limit), or the error that ends it.
 func (w *Waiter) Check(t *Ticket) (time.Duration, error) {
 	switch {
 	case w.closed:
@@ -119,7 +115,7 @@ func (w *Waiter) Check(t *Ticket) (time.Duration, error) {
 
 // Sleep gives up the mutex until a record may have arrived, Wake is
 // called, or timeout passes (negative: no limit). One sleeper waits in
-// epoll, the others until it or Wake wakes them.
+// epoll, the others until it wakes them.
 func (w *Waiter) Sleep(timeout time.Duration) {
 	if timeout < 0 {
 		w.unbounded++
@@ -143,8 +139,6 @@ func (w *Waiter) Sleep(timeout time.Duration) {
 	broadcast(&w.wake) // one of them waits in epoll next
 }
 
-// await gives up the mutex until *ch, made if nil, is closed, or timeout
-// passes (negative: no limit).
 func (w *Waiter) await(ch *chan struct{}, timeout time.Duration) {
 	if *ch == nil {
 		*ch = make(chan struct{})
@@ -163,7 +157,6 @@ func (w *Waiter) await(ch *chan struct{}, timeout time.Duration) {
 	w.mu.Lock()
 }
 
-// broadcast wakes whoever awaits *ch.
 func broadcast(ch *chan struct{}) {
 	if *ch != nil {
 		close(*ch)
@@ -206,10 +199,9 @@ func (w *Waiter) Flush() error {
 	return nil
 }
 
-// Close makes every wait end with os.ErrClosed, and returns, giving up
-// the mutex meanwhile, once every read and loop has left the reader (End
-// or Away): then every blocked call has returned, as with cilium/ebpf's
-// Close. Only the first Close waits.
+// Close makes every wait end with os.ErrClosed and returns, giving up the
+// mutex meanwhile, once every read and loop has left the reader (End or
+// Away), as cilium/ebpf's Close does. Only the first Close waits.
 func (w *Waiter) Close() {
 	w.closed = true
 	w.Wake()

@@ -11,12 +11,12 @@ type Claim struct {
 // read too: 256 KiB stays in L2.
 func BatchBytes(size uint64) uint64 { return min(size/8, 256<<10) }
 
-// Claims is one buffer's claims, held or returned, oldest first, under
-// its reader's lock (docs/architecture.md, "Claim").
+// Claims is one buffer's claims, held or returned, oldest first
+// (docs/architecture.md, "Claim").
 type Claims struct {
 	pos      uint64 // records below were handed out, or skipped
 	items    []item
-	returned int // items given back unread
+	returned int // items given back
 }
 
 type item struct {
@@ -27,7 +27,7 @@ type item struct {
 // NewClaims returns the Claims of a buffer consumed below pos.
 func NewClaims(pos uint64) Claims { return Claims{pos: pos} }
 
-// Pos returns the claim position: records below it were handed out.
+// Pos returns the claim position, below which records were handed out.
 func (l *Claims) Pos() uint64 { return l.pos }
 
 // Empty reports whether no claim is listed.
@@ -44,8 +44,7 @@ func (l *Claims) ConsumerPos() uint64 {
 	return l.pos
 }
 
-// Skip consumes up to end without a claim (copied under the lock, or
-// discarded).
+// Skip consumes up to end without a claim.
 func (l *Claims) Skip(end uint64) { l.pos = end }
 
 // Hold hands out [Pos, end) as a claim the caller holds until Release.
@@ -82,7 +81,7 @@ func (l *Claims) Returned() (Claim, bool) {
 }
 
 // Take hands out the returned claim at start up to upTo, held if hold,
-// else consumed at once; the rest stays returned.
+// else consumed; the rest stays returned.
 func (l *Claims) Take(start, upTo uint64, hold bool) Claim {
 	i := l.index(start, true)
 	it := l.items[i]
@@ -121,7 +120,6 @@ func (l *Claims) Release(c Claim, upTo uint64) (gaveBack bool) {
 	return true
 }
 
-// index finds the claim, returned or held, that starts at start.
 func (l *Claims) index(start uint64, returned bool) int {
 	for i := range l.items {
 		if l.items[i].Start == start && l.items[i].returned == returned {

@@ -6,10 +6,9 @@ import (
 	"unsafe"
 )
 
-// ringMemory is every range of buffer memory the readers of this process
-// mapped, now or before: where views lie, which a copy never writes into.
-// Ranges are only added; one that Go reuses later just makes
-// CopyDestination allocate.
+// ringMemory is every range the readers of this process mapped, now or
+// before: where views lie. Ranges are only added; one that Go reuses
+// later just makes CopyDestination allocate.
 var ringMemory struct {
 	mu    sync.Mutex // serializes additions
 	spans atomic.Pointer[[]span]
@@ -17,9 +16,8 @@ var ringMemory struct {
 
 type span struct{ start, end uintptr }
 
-// AddRingMemory records area, a buffer's mapping, as ring memory. Spans
-// it overlaps or touches merge with it, so that a process that maps
-// readers for ever keeps a span per place, not per reader.
+// AddRingMemory records area, a buffer's mapping, where copies never go.
+// Spans it touches merge with it: one per place, not per reader.
 func AddRingMemory(area []byte) {
 	if len(area) == 0 {
 		return
@@ -42,7 +40,6 @@ func AddRingMemory(area []byte) {
 	ringMemory.spans.Store(&spans)
 }
 
-// inRingMemory reports whether b, up to its capacity, overlaps ring memory.
 func inRingMemory(b []byte) bool {
 	spans := ringMemory.spans.Load()
 	if cap(b) == 0 || spans == nil {
@@ -58,9 +55,8 @@ func inRingMemory(b []byte) bool {
 	return false
 }
 
-// CopyDestination returns where a copy of n bytes goes: dst if it holds
-// them and is no view of any reader's buffer (AddRingMemory), else new
-// memory.
+// CopyDestination returns dst[:n] if it holds n bytes and is no view of
+// ring memory, else new memory.
 func CopyDestination(dst []byte, n int) []byte {
 	if n > cap(dst) || inRingMemory(dst) {
 		return make([]byte, n)
@@ -68,15 +64,14 @@ func CopyDestination(dst []byte, n int) []byte {
 	return dst[:n]
 }
 
-// CopyCache is a ReadInto's memory of where its last copy went, so that
-// a caller reusing its record's buffer is not searched for in ring
-// memory on every read (BenchmarkRead, mode copy).
+// CopyCache remembers where a ReadInto's last copy went, so that a
+// buffer reused is not searched for (BenchmarkRead, mode copy).
 type CopyCache struct {
 	last *byte
 }
 
-// Destination is CopyDestination, without the search when dst is what the
-// last copy returned. Its callers serialize it.
+// Destination is CopyDestination, without the search for what it last
+// returned; its callers serialize it.
 func (c *CopyCache) Destination(dst []byte, n int) []byte {
 	if n <= cap(dst) && unsafe.SliceData(dst) == c.last {
 		return dst[:n]
@@ -84,8 +79,7 @@ func (c *CopyCache) Destination(dst []byte, n int) []byte {
 	return c.checkedDestination(dst, n)
 }
 
-// checkedDestination is Destination's search, apart so that Destination
-// inlines.
+// checkedDestination is apart, so that Destination inlines.
 //
 //go:noinline
 func (c *CopyCache) checkedDestination(dst []byte, n int) []byte {

@@ -12,20 +12,18 @@ import (
 )
 
 // Buffers is an Engine's view of its reader's buffers, by index, called
-// with the engine's lock held, per claim and per wait, never per record.
+// under the engine's lock per claim and per wait, never per record.
 type Buffers interface {
 	Len() int
-	Publish(i int) // tells the kernel buffer i's consumer position
-	// Ready reports whether a claim on buffer i could take records: some
-	// were given back, or produced past the claim position.
-	Ready(i int) bool
-	Err(i int) error // buffer i's sticky error, which ends reads
+	Publish(i int)    // tells the kernel buffer i's consumer position
+	Ready(i int) bool // whether a claim on buffer i could take records
+	Err(i int) error  // buffer i's sticky error, which ends reads
 }
 
 // Take is what a claim took from a buffer.
 type Take uint8
 
-// The Takes, in order: a claim took something from Copied on.
+// The Takes, in order: from Copied on, a claim took something.
 const (
 	None   Take = iota // nothing was produced: the read waits
 	Busy               // a producer still writes the next record: the read backs off
@@ -34,15 +32,15 @@ const (
 	Lent               // Held, as the buffer's oldest claim, given back without the lock (Loan)
 )
 
-// A Holder is what one loop or lease holds, called with the engine's lock
-// held.
+// A Holder is what one loop or lease holds, called under the engine's
+// lock.
 type Holder interface {
 	// Claim holds records of buffer i; alone: no other read or loop is in
 	// progress, so it may take all there is.
 	Claim(i int, alone bool) (Take, error)
-	// Release gives back what it holds and may give back now (all when
-	// final: the loop or lease ends): which buffer, how many claims ended,
-	// and stalled if it read nothing before a busy record.
+	// Release gives back what it may (all if final): which buffer, how
+	// many claims ended, and stalled if it read nothing before a busy
+	// record.
 	Release(final bool) (i, ended int, stalled bool)
 }
 
@@ -65,11 +63,10 @@ type Engine struct {
 	loan          Loan // the claim lent, if one is out
 }
 
-// Init starts the engine on buffers, waiting on poller. flushed is the
-// reader's ErrFlushed; free frees its resources once it is closed and
-// nothing is held, or once Go collects the engine (so free must not refer
-// to it); heldClaimPoll bounds a wait while a claim is held, for a kernel
-// that wakes only a reader that caught up (zero: no bound).
+// Init starts the engine on buffers and poller. free frees the reader's
+// resources once it is closed and nothing is held, or once Go collects
+// the engine, so it must not refer to it; heldClaimPoll bounds a wait
+// while a claim is held (zero: no bound).
 func (e *Engine) Init(buffers Buffers, poller *epoll.Poller, flushed error, free func() error, heldClaimPoll time.Duration) {
 	e.buffers, e.poller, e.free, e.heldClaimPoll = buffers, poller, free, heldClaimPoll
 	e.n = buffers.Len()
@@ -78,17 +75,15 @@ func (e *Engine) Init(buffers Buffers, poller *epoll.Poller, flushed error, free
 	e.cleanup = runtime.AddCleanup(e, func(free func() error) { free() }, free)
 }
 
-// Session is one loop's or lease's place in the engine: inside it while
-// it claims or waits, away while its caller's code runs.
+// Session is one loop's or lease's place in the engine.
 type Session struct {
 	ticket    epoll.Ticket
 	busyWaits int
 }
 
-// Read is one read call: claim takes a record from buffer i, the buffers
-// taking turns, waiting in between, until one takes something or the wait
-// ends (Close, Flush, the deadline). A record Held is the caller's until
-// Release. failed, if not nil, runs with the lock held when Read fails.
+// Read runs claim on the buffers in turn, waiting in between, until one
+// takes something or the wait ends. A record Held is the caller's until
+// Release. failed, if not nil, runs under the lock when Read fails.
 func (e *Engine) Read(claim func(i int, alone bool) (Take, error), failed func()) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -118,7 +113,6 @@ func (e *Engine) readLocked(claim func(i int, alone bool) (Take, error), failed 
 	return err
 }
 
-// waitToTakeLocked is Read with nothing to take yet.
 func (e *Engine) waitToTakeLocked(claim func(i int, alone bool) (Take, error)) error {
 	var s Session
 	if err := e.wait.Begin(&s.ticket); err != nil {
@@ -128,10 +122,9 @@ func (e *Engine) waitToTakeLocked(claim func(i int, alone bool) (Take, error)) e
 	return e.claimLocked(&s, claim, nil, false)
 }
 
-// claimLocked claims until claim takes something, waiting in between, or
-// returns the error that ends the wait; stalled: the last claim met a
-// busy record. h, if not nil, gives back what it may before a wait: the
-// kernel wakes only a reader that caught up.
+// claimLocked claims until claim takes something or the wait ends;
+// stalled: the last claim met a busy record. h, if any, gives back what
+// it may before a wait: the kernel wakes only a reader that caught up.
 func (e *Engine) claimLocked(s *Session, claim func(i int, alone bool) (Take, error), h Holder, stalled bool) error {
 	for {
 		if e.wait.Closed() {
@@ -154,8 +147,7 @@ func (e *Engine) claimLocked(s *Session, claim func(i int, alone bool) (Take, er
 }
 
 // claimTurnLocked runs claim on each buffer in turn until one takes
-// something; a hold moves the turn past its buffer, so that buffers with
-// records take turns.
+// something; a hold moves the turn past its buffer.
 func (e *Engine) claimTurnLocked(claim func(i int, alone bool) (Take, error), alone bool) (Take, error) {
 	e.settleLoanLocked()
 	n := e.n
@@ -188,8 +180,8 @@ func (e *Engine) claimTurnLocked(claim func(i int, alone bool) (Take, error), al
 	return None, nil
 }
 
-// heldLocked counts a claim of buffer i handed out to be held, lends it
-// if Lent, and moves the turn past its buffer.
+// heldLocked counts a claim handed out to be held, lends it if Lent, and
+// moves the turn past its buffer.
 func (e *Engine) heldLocked(i int, take Take) {
 	if take == Lent {
 		e.loan.lend(i)
@@ -206,10 +198,8 @@ func (e *Engine) heldLocked(i int, take Take) {
 	}
 }
 
-// Release gives back claims on buffer i held outside the lock: release
-// ends them in the buffer's claims and says how many. The kernel is told,
-// and a closed reader's resources are freed once nothing is held. With
-// nothing ended it returns os.ErrClosed once closed.
+// Release runs release, which ends claims of buffer i and says how many,
+// and publishes. With nothing ended it returns os.ErrClosed once closed.
 func (e *Engine) Release(i int, release func() (ended int)) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -233,9 +223,8 @@ func (e *Engine) releasedLocked(i, ended int) {
 	}
 }
 
-// Lender returns the engine's Loan, through which a claim that takes Lent
-// is lent: release gives the claim back in its buffer's claims; returned
-// reports whether the kernel has the claim's end from the holder.
+// Lender returns the Loan through which a claim that takes Lent is lent:
+// release ends the claim; returned reports whether its end is published.
 func (e *Engine) Lender(release func() (ended int), returned func() bool) *Loan {
 	l := &e.loan
 	l.release, l.returned = release, returned
@@ -243,20 +232,17 @@ func (e *Engine) Lender(release func() (ended int), returned func() bool) *Loan 
 	return l
 }
 
-// Renew lends again, in place of a loan its holder took back and nothing
-// settled since, the claim renew moves on to (Claims.Renew): one lock a
-// claim, as a Read. It reports false, doing nothing, if the loan was
-// settled or renew fails: then the holder Reads.
+// Renew lends again a loan its holder took back, not yet settled, on the
+// claim renew moves it to; it reports false if it did not (then Read).
 func (e *Engine) Renew(renew func() bool) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.loan.renew(renew)
 }
 
-// Returned is what a holder calls once it returned a loan the engine
-// called back meanwhile (Return.CalledBack): the engine settles it now,
-// and frees a closed reader's resources if it was the last held. A loan
-// the engine settled already, and any loan since, are left as they are.
+// Returned settles a loan its holder returned after the engine called it
+// back (Return.CalledBack), and frees a closed reader's resources if it
+// was the last claim held.
 func (e *Engine) Returned() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -265,8 +251,6 @@ func (e *Engine) Returned() error {
 	return e.freeIfUnusedLocked()
 }
 
-// settleLoanLocked settles a loan its holder returned, and publishes past
-// it.
 func (e *Engine) settleLoanLocked() {
 	if e.loan.lent {
 		if i, ended, ok := e.loan.settle(); ok {
@@ -275,16 +259,14 @@ func (e *Engine) settleLoanLocked() {
 	}
 }
 
-// callBackLocked is Loan.callBack, publishing past a loan it settles.
 func (e *Engine) callBackLocked(stop bool) {
 	if i, ended, ok := e.loan.callBack(stop); ok {
 		e.releasedLocked(i, ended)
 	}
 }
 
-// Loop is every iterator's loop: it claims through h and calls body
-// without the lock until body returns false, or, the loop ended, with the
-// error that ended it; however it stops, what h holds goes back.
+// Loop claims through h and calls body without the lock until it returns
+// false, or with the error that ended the loop; what h holds goes back.
 func (e *Engine) Loop(h Holder, body func(err error) bool) {
 	var s Session
 	if err := e.Begin(&s); err != nil {
@@ -320,12 +302,10 @@ func (e *Engine) Begin(s *Session) error {
 	return nil
 }
 
-// Next brings s back into the reader for more: h gives back what it may
-// (a lease claims first: its views outlive its claims), then it claims,
-// waiting in between, and s goes away again with what it claimed. An
-// error ends a loop, which has left the reader when its body gets it, so
-// that Close waits for no body; a lease gives back all it holds and goes
-// on.
+// Next claims more for s, waiting in between; but for a lease, whose
+// views outlive its claims, h first gives back what it may. An error ends
+// a loop, before its body gets it, so that Close waits for no body; a
+// lease gives back all it holds and goes on.
 func (e *Engine) Next(s *Session, h Holder, lease bool) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -338,8 +318,7 @@ func (e *Engine) Next(s *Session, h Holder, lease bool) error {
 	return e.awayLocked(s, h, lease, e.claimLocked(s, h.Claim, h, stalled))
 }
 
-// BackOff is Next for a lease whose claim reached a record a producer
-// still writes: it waits a little, keeping what it holds.
+// BackOff waits a little for a lease at a busy record, keeping its claims.
 func (e *Engine) BackOff(s *Session, h Holder) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -348,8 +327,6 @@ func (e *Engine) BackOff(s *Session, h Holder) error {
 	return e.awayLocked(s, h, true, e.waitLocked(s, true))
 }
 
-// awayLocked sends s back to its caller's code with err: a loop that
-// failed ends, a lease gives back what it holds.
 func (e *Engine) awayLocked(s *Session, h Holder, lease bool, err error) error {
 	switch {
 	case err == nil:
@@ -363,7 +340,7 @@ func (e *Engine) awayLocked(s *Session, h Holder, lease bool, err error) error {
 	return err
 }
 
-// End ends a loop or lease that is away, giving back all that h holds.
+// End ends a loop or lease that is away, giving back all h holds.
 func (e *Engine) End(s *Session, h Holder) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -371,8 +348,7 @@ func (e *Engine) End(s *Session, h Holder) {
 	e.endLocked(s, h)
 }
 
-// endLocked ends s, the ticket last: a Close waiting for it finds its
-// work done.
+// endLocked ends the ticket last: a Close waiting finds the work done.
 func (e *Engine) endLocked(s *Session, h Holder) {
 	e.releaseHeldLocked(h, true)
 	e.publishAllLocked()
@@ -380,7 +356,6 @@ func (e *Engine) endLocked(s *Session, h Holder) {
 	e.wait.End(&s.ticket)
 }
 
-// releaseHeldLocked gives back what h may, and reports whether it stalled.
 func (e *Engine) releaseHeldLocked(h Holder, final bool) (stalled bool) {
 	i, ended, stalled := h.Release(final)
 	if ended > 0 {
@@ -389,9 +364,9 @@ func (e *Engine) releaseHeldLocked(h Holder, final bool) (stalled bool) {
 	return stalled
 }
 
-// waitLocked is called with nothing to claim: it publishes, then returns
-// the error that ends the read, or sleeps and returns nil to look again.
-// With busy it backs off: a yield eight times, then 2 µs doubling to 1 ms.
+// waitLocked publishes, then returns the error that ends the read, or
+// sleeps and returns nil. At a busy record it backs off: a yield eight
+// times, then 2 µs doubling to 1 ms.
 func (e *Engine) waitLocked(s *Session, busy bool) error {
 	e.publishAllLocked()
 	timeout, err := e.wait.Check(&s.ticket)
@@ -441,18 +416,14 @@ func (e *Engine) publishAllLocked() {
 	}
 }
 
-// settleLocked ends every operation and keeps the engine's one rule
-// (docs/architecture.md, "Settle"): if a read would take records or end
-// with an error at once, a sleeper is woken and the readiness descriptor
-// is readable; else it is not, and while claims are held the watcher
-// looks again every heldClaimPoll.
+// settleLocked ends every operation, keeping the engine's one rule
+// (docs/architecture.md, "Settle").
 func (e *Engine) settleLocked() {
 	if e.readiness != nil || !e.wait.Idle() {
 		e.settleAllLocked()
 	}
 }
 
-// settleAllLocked is settleLocked with a sleeper or a descriptor to tell.
 func (e *Engine) settleAllLocked() {
 	e.settleLoanLocked()
 	ready := false
@@ -475,8 +446,7 @@ func (e *Engine) settleAllLocked() {
 	}
 }
 
-// ReadinessFD is every reader's ReadinessFD, made on the first call;
-// os.ErrClosed once closed.
+// ReadinessFD is every reader's ReadinessFD.
 func (e *Engine) ReadinessFD() (int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -500,8 +470,6 @@ func (e *Engine) ReadinessFD() (int, error) {
 	return e.readiness.FD(), nil
 }
 
-// watched is the readiness watcher's call-back; it reports whether to go
-// on.
 func (e *Engine) watched() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -512,8 +480,8 @@ func (e *Engine) watched() bool {
 	return true
 }
 
-// Inspect runs look with the lock held while the reader is open, else
-// returns os.ErrClosed.
+// Inspect runs look under the lock while the reader is open, else returns
+// os.ErrClosed.
 func (e *Engine) Inspect(look func()) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -532,8 +500,6 @@ func (e *Engine) InProgress() int {
 	return e.wait.Active()
 }
 
-// freeIfUnusedLocked frees a closed engine's resources once nothing is
-// held and nobody sleeps.
 func (e *Engine) freeIfUnusedLocked() error {
 	if !e.wait.Closed() || e.freed || e.held > 0 || !e.wait.Idle() {
 		return nil
@@ -550,7 +516,7 @@ func (e *Engine) SetDeadline(t time.Time) {
 	e.wait.SetDeadline(t)
 }
 
-// Flush is every reader's Flush (epoll.Waiter.Flush).
+// Flush is every reader's Flush.
 func (e *Engine) Flush() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -558,10 +524,8 @@ func (e *Engine) Flush() error {
 	return e.wait.Flush()
 }
 
-// Close is every reader's Close; stop, if not nil, runs first. It returns
-// once every blocked read has returned and every waiting loop has handed
-// its body ErrClosed (epoll.Waiter.Close). The resources are freed then,
-// or once the last claim held is given back.
+// Close is every reader's Close; stop, if not nil, runs first. The
+// resources are freed once the last claim held is given back.
 func (e *Engine) Close(stop func() error) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
