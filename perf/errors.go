@@ -10,17 +10,16 @@ import (
 
 var (
 	// ErrClosed is returned by reads and iterations on a closed Reader:
-	// cilium/ebpf's perf.ErrClosed (os.ErrClosed).
+	// cilium/ebpf's perf.ErrClosed, os.ErrClosed.
 	ErrClosed = os.ErrClosed
 	// ErrFlushed ends a read or iteration that Flush interrupted, once the
-	// buffers are empty: cilium/ebpf's perf.ErrFlushed (its ringbuf's).
+	// buffers are empty: cilium/ebpf's perf.ErrFlushed.
 	ErrFlushed = upstreamringbuf.ErrFlushed
 	// ErrMustBePaused is returned by reads of an overwritable Reader that
 	// is not paused.
 	ErrMustBePaused = errors.New("perf: an overwritable buffer must be paused before it is read")
 )
 
-// unknownEventError is a record of a type a Reader does not know.
 type unknownEventError struct {
 	eventType uint32
 }

@@ -24,7 +24,6 @@ func newConsumer(rg *ring, pos uint64) consumer {
 	}
 }
 
-// publish tells the kernel the consumer position.
 func (c *consumer) publish() {
 	if pos := c.claims.ConsumerPos(); pos != c.publishedPos {
 		c.ring.publishConsumer(pos)
@@ -46,7 +45,6 @@ func (c *consumer) produced() bool {
 	return c.claims.Pos() != c.producerPos
 }
 
-// ready reports whether a claim could find records.
 func (c *consumer) ready() bool {
 	return c.claims.HasReturned() || c.produced()
 }
@@ -148,8 +146,8 @@ func (c *consumer) claimOne(hold bool) (cl claim, recPos uint64, recLen uint32, 
 	return cl, pos, length, true, false
 }
 
-// claimBatch claims a returned claim whole, else what is produced: all of
-// it if alone, else up to batchBytes.
+// claimBatch claims a returned claim whole, else what is produced, up to
+// batchBytes unless alone.
 func (c *consumer) claimBatch(alone bool) (cl claim, ok, busy bool) {
 	if r, some := c.claims.Returned(); some {
 		return c.claims.Take(r.Start, r.End, true), true, false

@@ -1,12 +1,12 @@
 // Package ringbuf reads BPF ring buffers (BPF_MAP_TYPE_RINGBUF, Linux 5.8+)
 // with the API of github.com/cilium/ebpf/ringbuf, plus zero-copy reads.
 //
-// Read and ReadInto copy each record, as upstream does, with upstream's
-// error values: switching is a change of import path. Peek, PeekInto and
-// Consume, Records and Batches hand out views into the ring instead; a
-// record's space goes back to the kernel when the caller is done with it.
+// Read and ReadInto copy each record with upstream's error values:
+// switching is a change of import path. Peek, PeekInto and Consume,
+// Records and Batches hand out views into the ring instead; a record's
+// space goes back to the kernel when the caller is done with it.
 //
-//	rd, err := ringbuf.NewReader(events) // a BPF_MAP_TYPE_RINGBUF map
+//	rd, err := ringbuf.NewReader(events)
 //	if err != nil {
 //		return err
 //	}
@@ -18,16 +18,17 @@
 //		process(rec.RawSample) // valid until the loop body returns
 //	}
 //
-// When a read call returns, or a loop ends for any reason (break, error,
+// When a read returns, or a loop ends for any reason (break, error,
 // panic, Close), the kernel's consumer position covers every record
-// handed out and released; a running loop publishes after each batch of at
-// most min(size/8, 256 KiB) and before it waits or yields an error. A
-// record still held keeps the position below it, and then the kernel
-// wakes nobody: a read waiting meanwhile looks every millisecond.
+// handed out and released; a running loop publishes after each batch of
+// at most min(size/8, 256 KiB) and before it waits or yields an error. A
+// record still held keeps the position below it, and the kernel wakes
+// nobody meanwhile: a waiting read looks every millisecond.
 //
 // MultiReader reads several rings as one stream; RawReader is cilium/ebpf
-// main's zero-copy API for one goroutine (WithLease). On Windows, NewReader
-// reads WindowsRingBuf maps with cilium/ebpf's reader: the copy API works,
-// the zero-copy API and MultiReader return an error wrapping
+// main's zero-copy API for one goroutine; SnapshotReader reads
+// overwrite-mode rings; Writer writes user ring buffers. On Windows,
+// NewReader reads WindowsRingBuf maps with cilium/ebpf's reader: the
+// zero-copy API and MultiReader return an error wrapping
 // ebpf.ErrNotSupported, as NewReader does on other platforms.
 package ringbuf

@@ -56,7 +56,6 @@ func mapRing(fd int, size uint64, producer bool) (*mapping, *ring, error) {
 	return m, rg, nil
 }
 
-// unmap releases both regions.
 func (m *mapping) unmap() error {
 	var err error
 	for _, mem := range []*[]byte{&m.consumerPage, &m.producerArea} {

@@ -52,8 +52,8 @@ func NewMultiReaderFromMapOfMaps(outer *ebpf.Map) (*MultiReader, error) {
 	return nil, fmt.Errorf("ringbuf: %w", err)
 }
 
-// innerMaps opens the ring buffers outer holds, with their keys; the maps
-// it opened, also with an error.
+// innerMaps opens the ring buffers outer holds; it returns those it
+// opened with an error too.
 func innerMaps(outer *ebpf.Map) (maps []*ebpf.Map, keys []int, err error) {
 	if outer == nil {
 		return nil, nil, errors.New("nil map")
@@ -96,8 +96,7 @@ func newMultiReader(maps []*ebpf.Map, keys []int) (*MultiReader, error) {
 	return &MultiReader{rs}, nil
 }
 
-// distinctMaps refuses a ring given twice, by any handle: each record
-// would be yielded twice.
+// distinctMaps refuses a ring given twice, by any handle.
 func distinctMaps(maps []*ebpf.Map, keys []int) error {
 	seen := make(map[ebpf.MapID]int, len(maps))
 	for i, m := range maps {

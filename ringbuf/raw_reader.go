@@ -27,8 +27,7 @@ type RawReader struct {
 	*leaseState // behind a pointer, so that RawReader stays comparable, as upstream's
 }
 
-// leaseState is the lease's goroutine's; as a readers.Holder, the
-// engine's lock's.
+// leaseState is the lease's, and a readers.Holder.
 type leaseState struct {
 	c        *consumer
 	held     []claim // claims of the samples read since the last commit
@@ -111,8 +110,6 @@ func (ls *leaseHolder) Release(final bool) (i, ended int, stalled bool) {
 	return 0, (*leaseState)(ls).commitLocked(), false
 }
 
-// commitLocked releases the lease's claims, consumed up to pos, and says
-// how many.
 func (ls *leaseState) commitLocked() int {
 	for i, cl := range ls.held {
 		upTo := cl.End
@@ -126,8 +123,7 @@ func (ls *leaseState) commitLocked() int {
 	return n
 }
 
-// Lease is a RawReader's lease, valid inside the WithLease call that
-// handed it out.
+// Lease is a RawReader's lease, valid inside its WithLease call.
 type Lease struct {
 	rr *RawReader
 	id uint64

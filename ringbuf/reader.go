@@ -39,13 +39,12 @@ func NewReader(m *ebpf.Map) (*Reader, error) {
 	return &Reader{r}, nil
 }
 
-// lend gives the engine what it needs to lend a Peek view.
 func (r *reader) lend() {
 	c := &r.consumers[0]
 	r.loan = r.engine.Lender(r.releasePeek, func() bool { return r.peek.returned(c) })
 }
 
-// releasePeek ends the Peek view, if one is held, under the engine's lock.
+// releasePeek ends the Peek view, if held, under the engine's lock.
 func (r *reader) releasePeek() int { return r.peek.release(&r.consumers[0]) }
 
 // BufferSize returns the size of the ring's data area in bytes.
@@ -57,7 +56,7 @@ func (r *Reader) BufferSize() int { return int(r.consumers[0].ring.size) }
 func (r *Reader) AvailableBytes() int { return r.available(0) }
 
 // Positions returns the ring's positions as the kernel holds them, as
-// libbpf's ring__ functions do; [ErrClosed] once the Reader is closed.
+// libbpf's ring__ functions do; [ErrClosed] once closed.
 func (r *Reader) Positions() (RingPositions, error) { return r.positions(0) }
 
 // SetDeadline sets when blocked reads and loops give up with

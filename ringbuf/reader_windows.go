@@ -32,14 +32,14 @@ func NewReader(m *ebpf.Map) (*Reader, error) {
 	return &Reader{rd: rd}, nil
 }
 
-// Read returns the next record, copied, as upstream's Read.
+// Read returns the next record, copied.
 func (r *Reader) Read() (Record, error) {
 	var rec Record
 	err := r.ReadInto(&rec)
 	return rec, err
 }
 
-// ReadInto is [Reader.Read] into rec, as upstream's ReadInto.
+// ReadInto is [Reader.Read] into rec.
 func (r *Reader) ReadInto(rec *Record) error { return readIntoUpstream(r.rd, rec) }
 
 // BufferSize returns the size of the ring's data area in bytes.

@@ -70,20 +70,19 @@ func (rg *ring) overwritePosition() position {
 	return position{word: unsafe.Add(rg.producerPos.word, 2*word)}
 }
 
-// header is a record's first word, as the producer left it.
+// header is a record's first word.
 type header uint32
 
 func (h header) busy() bool      { return h&busyBit != 0 }
 func (h header) discarded() bool { return h&discardBit != 0 }
 func (h header) length() uint32  { return uint32(h) & lengthMask }
 
-// total is the space the record occupies, header and padding included.
+// total is the space the record takes, header and padding included.
 func (h header) total() uint64 {
 	return (uint64(h.length()) + headerSize + recordAlign - 1) &^ (recordAlign - 1)
 }
 
-// ring is a view of a ring buffer's memory. It knows the layout, not how
-// the memory was mapped (a kernel map, or a test's memfd).
+// ring is a view of a ring buffer's memory, however it was mapped.
 type ring struct {
 	consumerPos position // written by us, read by the kernel
 	producerPos position // written by the kernel
@@ -91,7 +90,7 @@ type ring struct {
 	size uint64 // bytes in the data area, a power of two
 }
 
-// dataArea is what a walk needs: two words a loop keeps in registers.
+// dataArea is what a walk needs, two words a loop keeps in registers.
 type dataArea struct {
 	data unsafe.Pointer
 	mask uint64 // size-1
@@ -104,8 +103,7 @@ type position struct {
 	word unsafe.Pointer
 }
 
-// load reads the word with acquire semantics; near is a position less
-// than 2 GiB from the one stored.
+// load load-acquires the word; near is less than 2 GiB from it.
 func (p position) load(near uint64) uint64 {
 	if ulong.Process32 && ulong.Is32 {
 		return ulong.Widen(near, atomic.LoadUint32((*uint32)(p.word)))
@@ -113,7 +111,7 @@ func (p position) load(near uint64) uint64 {
 	return atomic.LoadUint64((*uint64)(p.word))
 }
 
-// store writes pos with release semantics.
+// store store-releases pos.
 func (p position) store(pos uint64) {
 	if ulong.Process32 && ulong.Is32 {
 		atomic.StoreUint32((*uint32)(p.word), uint32(pos))
@@ -122,8 +120,6 @@ func (p position) store(pos uint64) {
 	atomic.StoreUint64((*uint64)(p.word), pos)
 }
 
-// newRing returns the ring whose position words are at consumerPos and
-// producerPos.
 func newRing(consumerPos, producerPos *uint64, data unsafe.Pointer, size uint64) (*ring, error) {
 	if err := ulong.Err(); err != nil {
 		return nil, err // positions would be read at a guessed width
@@ -183,8 +179,7 @@ func (a dataArea) headerAt(pos uint64) header {
 	return header(atomic.LoadUint32((*uint32)(unsafe.Add(a.data, pos&a.mask))))
 }
 
-// corrupt is the error for the record at pos whose header h claims more
-// than the end-pos bytes produced.
+// corrupt is the error for a record at pos that ends past end.
 func (rg *ring) corrupt(pos, end uint64, h header) error {
 	return fmt.Errorf("%w: record at position %d claims %d bytes, only %d produced",
 		ErrCorrupt, pos, h.length(), end-pos-headerSize)

@@ -26,7 +26,7 @@ type resources struct {
 	mappings []*mapping
 }
 
-// free releases the resources; a second call finds nothing to release.
+// free releases the resources, once.
 func (res *resources) free() error {
 	err := res.closePoller()
 	for _, m := range res.mappings {
@@ -71,8 +71,6 @@ func (rs *rings) open(maps []*ebpf.Map, keys []int) (err error) {
 	return rs.start(mapped, res)
 }
 
-// start starts rs on mapped rings at the kernel's consumer positions;
-// res are freed once rs is closed and nothing is held.
 func (rs *rings) start(mapped []*ring, res *resources) error {
 	for _, rg := range mapped {
 		pos, err := rg.startPos()
@@ -128,7 +126,6 @@ func (rs *rings) ringErr(i int, err error) error {
 	return fmt.Errorf("ring %d: %w", rs.keys[i], err)
 }
 
-// readinessFD is ReadinessFD on mapped rings.
 func (rs *rings) readinessFD() (int, error) {
 	fd, err := rs.engine.ReadinessFD()
 	if err != nil {

@@ -13,8 +13,7 @@ import (
 )
 
 // ErrConcurrentSnapshot is yielded, alone, by a [SnapshotReader.Snapshot]
-// loop started while another of the same reader runs, in another
-// goroutine or around it; nothing is handed out.
+// loop started while another of the same reader runs.
 var ErrConcurrentSnapshot = errors.New("concurrent use of Snapshot: another snapshot loop of this reader runs")
 
 // snapshotAttempts bounds the copies of one snapshot (take).
@@ -23,18 +22,13 @@ const snapshotAttempts = 4
 // snapshotCopied, set by tests, runs between a copy and its re-check.
 var snapshotCopied func()
 
-// SnapshotReader reads an overwrite-mode ring buffer, created with
-// BPF_F_RB_OVERWRITE (Linux 6.19+), whose producer overwrites the oldest
-// records when the ring is full: producers commit with BPF_RB_NO_WAKEUP,
-// and user space takes a snapshot when something happens. [NewReader] and
-// the other readers refuse such rings.
-//
-// Each [SnapshotReader.Snapshot] hands out, oldest first and as copies,
-// the records no earlier snapshot handed out; a record the producer
-// overwrote while it was copied is dropped, never handed out torn, and
-// counted in [SnapshotReader.Stats]. Several goroutines may use it, one
-// snapshot loop at a time ([ErrConcurrentSnapshot]); Stats and Close may
-// be called at any time, from a loop body too.
+// SnapshotReader reads an overwrite-mode ring buffer (BPF_F_RB_OVERWRITE,
+// Linux 6.19+), whose producer overwrites the oldest records when the
+// ring is full, which the other readers refuse. Each
+// [SnapshotReader.Snapshot] copies out the records no earlier one handed
+// out; one overwritten while copied is dropped, never handed out torn,
+// and counted in [SnapshotReader.Stats]. One snapshot loop runs at a
+// time; Stats and Close may be called at any time, from a loop body too.
 type SnapshotReader struct {
 	mu           sync.Mutex // guards the mapping and stats, and next but for a loop's moves
 	mapping      *mapping   // nil once closed
@@ -42,8 +36,8 @@ type SnapshotReader struct {
 	overwritePos position
 	// next is the position before which records were handed out or
 	// lost, with closedBit once closed. A loop moves it past each record
-	// before it hands it out, with a compare-and-swap that fails once
-	// closed: Close knows at once what was handed out, and publishes it.
+	// it hands out with a compare-and-swap, which fails once closed: Close
+	// knows at once what was handed out.
 	next    atomic.Uint64
 	stats   SnapshotStats
 	cleanup runtime.Cleanup
@@ -54,8 +48,7 @@ type SnapshotReader struct {
 	inLoop     atomic.Bool   // a Snapshot loop runs
 }
 
-// closedBit marks next once closed: next is 8-byte aligned (checked on
-// every store), so its lowest bit is free.
+// closedBit marks next once closed: next is 8-byte aligned.
 const closedBit = 1
 
 // SnapshotStats counts what a [SnapshotReader] handed out and lost. With
@@ -91,7 +84,6 @@ func NewSnapshotReader(m *ebpf.Map) (*SnapshotReader, error) {
 	return r, nil
 }
 
-// newSnapshotReader starts a SnapshotReader on rg, mapped by mp.
 func newSnapshotReader(mp *mapping, rg *ring) (*SnapshotReader, error) {
 	next, err := rg.startPos()
 	if err != nil {
@@ -232,9 +224,8 @@ func (r *SnapshotReader) take() (start, end uint64, err error) {
 	return next, next, nil
 }
 
-// copyLocked copies the committed records from start to producer, or to
-// the first busy or bad one, into r.copied at their offset from start, and
-// returns where it stopped, with ErrCorrupt for a bad header.
+// copyLocked copies the records from start to producer, or to the first
+// busy or bad one, and returns where it stopped.
 func (r *SnapshotReader) copyLocked(start, producer uint64) (end uint64, err error) {
 	rg := r.ring
 	if n := producer - start; int64(n) > 0 && uint64(cap(r.copied)) < n {
@@ -260,9 +251,8 @@ func (r *SnapshotReader) copyLocked(start, producer uint64) (end uint64, err err
 	return pos, nil
 }
 
-// dropTornLocked counts the records copied from start that lie before
-// overwritten, and reports whether the walk along their headers landed on
-// it.
+// dropTornLocked counts the records copied before overwritten as torn,
+// and reports whether the walk along their headers landed on it.
 func (r *SnapshotReader) dropTornLocked(start, end, overwritten uint64) (landed bool) {
 	pos := start
 	for int64(overwritten-pos) > 0 && int64(end-pos) > 0 {
@@ -275,8 +265,6 @@ func (r *SnapshotReader) dropTornLocked(start, end, overwritten uint64) (landed 
 	return pos == overwritten
 }
 
-// skipToLocked moves the handed-out position on to pos, counting the
-// space as lost.
 func (r *SnapshotReader) skipToLocked(pos uint64) {
 	if lost := pos - r.next.Load(); int64(lost) > 0 {
 		r.stats.LostBytes += lost
@@ -284,9 +272,8 @@ func (r *SnapshotReader) skipToLocked(pos uint64) {
 	}
 }
 
-// handedOut counts the records a loop handed out, and publishes next, so
-// that BPF_RB_AVAIL_DATA and poll count only the others; once closed,
-// Close did.
+// handedOut counts the records a loop handed out, and publishes next for
+// BPF_RB_AVAIL_DATA and poll.
 func (r *SnapshotReader) handedOut(records uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

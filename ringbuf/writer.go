@@ -16,23 +16,20 @@ import (
 
 // Kernel ABI of BPF_MAP_TYPE_USER_RINGBUF (Linux 6.1+, kernel/bpf/ringbuf.c
 // as of 6.18; the layout and header bits are ring.go's):
-//   - user space may map the producer page and the data area read-write,
-//     the consumer page only read-only (ringbuf_map_mmap_user);
+//   - user space maps the producer page and the data area read-write, the
+//     consumer page read-only (ringbuf_map_mmap_user);
 //   - __bpf_user_ringbuf_peek load-acquires producer_pos (-EINVAL unless
-//     8-byte aligned), consumer_pos, then the header at consumer_pos, and
-//     checks that the record fits below producer_pos and in a dynptr (at
-//     most (1<<24)-1 bytes); a bad record ends every drain, for good;
-//   - a busy header ends the drain, counted as no error; a discarded one
-//     is skipped; the header's pg_off is never read;
-//   - consumer_pos is store-released past each record once the callback
-//     returned; after a drain that took or skipped a record (without
-//     BPF_RB_NO_WAKEUP) the kernel wakes the map's pollers, and
-//     ringbuf_map_poll_user reports EPOLLOUT unless the ring is full.
+//     8-byte aligned), consumer_pos, then the header there, and checks that
+//     the record fits below producer_pos and in a dynptr; a bad record
+//     ends every drain, for good; a busy one ends the drain, no error; a
+//     discarded one is skipped; pg_off is never read;
+//   - consumer_pos is store-released past each record; after a drain that
+//     moved it (without BPF_RB_NO_WAKEUP) the kernel wakes the pollers,
+//     and ringbuf_map_poll_user reports EPOLLOUT unless the ring is full.
 //
 // A producer, as libbpf's user_ring_buffer__reserve, writes the header
-// {len | BUSY, 0} at producer_pos, store-releases producer_pos past the
-// record, and submits (or discards) by storing the header without the
-// busy bit (with the discard bit).
+// {len | BUSY, 0}, store-releases producer_pos past the record, and
+// finishes it by storing the header without the busy bit.
 
 var (
 	// ErrRecordTooLarge is returned by Reserve and Write for a record the
@@ -65,15 +62,13 @@ type Writer struct {
 	cleanup  runtime.Cleanup
 }
 
-// Reservation is space for one record, reserved by [Writer.Reserve] and
-// outstanding until [Writer.Submit] or [Writer.Discard], either accepted
-// exactly once. It is 32 bytes, which the compiler keeps in registers
-// (BenchmarkWrite).
+// Reservation is space for one record, outstanding until [Writer.Submit]
+// or [Writer.Discard] accepts it, once. It is 32 bytes, which the
+// compiler keeps in registers (BenchmarkWrite).
 type Reservation struct {
-	// RawSample is the record's payload in the ring, as long as Reserve
-	// was asked for, to fill in place until Submit or Discard; its
-	// capacity is its length, so an append copies. Submit and Discard
-	// find the record by where RawSample starts: do not reslice its front.
+	// RawSample is the record's payload in the ring, to fill in place
+	// until Submit or Discard; its capacity is its length. Submit and
+	// Discard find the record by where it starts: do not reslice its front.
 	RawSample []byte
 	pos       uint64 // the record's position in the ring
 }
@@ -211,13 +206,11 @@ func (w *Writer) fitsLocked(total uint64) bool {
 	return !w.wait.Closed() && w.freeLocked() >= total
 }
 
-// reserveAtLocked writes the busy header of a record of n bytes at pos.
 func (w *Writer) reserveAtLocked(pos uint64, n int) Reservation {
 	*w.headerWordAt(pos) = headerWord(uint32(n) | busyBit)
 	return Reservation{RawSample: w.rg.sample(pos, uint32(n)), pos: pos}
 }
 
-// advanceProducerLocked publishes pos, past the busy headers written.
 func (w *Writer) advanceProducerLocked(pos uint64) {
 	w.producer = pos
 	w.rg.producerPos.store(pos)
@@ -268,8 +261,8 @@ func (w *Writer) waitForSpaceLocked(total uint64) (err error) {
 // [ErrClosed] if Close discarded it first.
 func (w *Writer) Submit(r Reservation) error { return w.finish(r, 0) }
 
-// Discard drops a reserved record: the kernel skips it. It returns errors
-// as Submit does.
+// Discard drops a reserved record, which the kernel skips; it fails as
+// Submit does.
 func (w *Writer) Discard(r Reservation) error { return w.finish(r, discardBit) }
 
 // finish clears the busy bit of r's header, adding flag, if r is this
@@ -294,7 +287,6 @@ func (w *Writer) owns(r Reservation) bool {
 	return unsafe.SliceData(r.RawSample) == (*byte)(unsafe.Add(w.rg.data, r.pos&w.rg.mask+headerSize))
 }
 
-// notFinished says why r could not be finished.
 func (w *Writer) notFinished(r Reservation) error {
 	switch {
 	case r.RawSample == nil:
@@ -390,7 +382,6 @@ func headerWord(length uint32) uint64 {
 	return uint64(length) << 32
 }
 
-// headerLength undoes headerWord.
 func headerLength(word uint64) uint32 {
 	if littleEndian {
 		return uint32(word)
