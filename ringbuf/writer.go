@@ -106,8 +106,7 @@ func NewWriter(m *ebpf.Map) (*Writer, error) {
 	return w, nil
 }
 
-// newWriter starts a Writer on rg, mapped by res, at its producer
-// position; a test's fake ring comes in here.
+// newWriter is apart for a test's fake ring.
 func newWriter(rg *ring, res *resources) (*Writer, error) {
 	consumer := rg.loadConsumer()
 	producer := rg.producerPos.load(consumer)
@@ -147,10 +146,10 @@ func (w *Writer) freeLocked() uint64 {
 // Reserve reserves n bytes for a record, to be filled in place and passed
 // to [Writer.Submit] or [Writer.Discard]; until then the kernel takes no
 // record reserved after it. With the ring too full it waits for a drain
-// (one with BPF_RB_NO_WAKEUP wakes nobody) and returns [ErrClosed],
-// [ErrFlushed] or os.ErrDeadlineExceeded as Close, Flush or the deadline
-// end the wait; [ErrRecordTooLarge] at once for a record the ring can
-// never hold.
+// (one with BPF_RB_NO_WAKEUP wakes nobody) until Close, Flush or the
+// deadline end the wait with [ErrClosed], [ErrFlushed] or
+// os.ErrDeadlineExceeded. A record the ring can never hold fails at once
+// with [ErrRecordTooLarge].
 func (w *Writer) Reserve(n int) (Reservation, error) {
 	if uint(n) > uint(w.maxLen) {
 		return Reservation{}, w.tooLarge(n)
@@ -197,7 +196,6 @@ func (w *Writer) ReserveBatch(rs []Reservation, n int) (int, error) {
 	return len(rs), nil
 }
 
-// recordTotal is the ring space a record of n bytes takes.
 func recordTotal(n int) uint64 {
 	return (uint64(n) + headerSize + recordAlign - 1) &^ (recordAlign - 1)
 }
@@ -333,11 +331,10 @@ func (w *Writer) Flush() error {
 
 // Close stops the Writer: blocked and later reservations return
 // [ErrClosed], as do Submit and Discard of those outstanding, which Close
-// discards so that the kernel does not wait for them (submitted records
-// stay). It returns once
-// every blocked Reserve has; a second call returns nil. The map's
-// addresses stay as private memory until Go collects the Writer, so that
-// a write to a reservation after Close cannot fault.
+// discards so that the kernel does not wait for them; submitted records
+// stay. It returns once every blocked Reserve has; a second call returns
+// nil. The map's addresses stay as private memory until Go collects the
+// Writer, so that a write to a reservation after Close cannot fault.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
