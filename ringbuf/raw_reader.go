@@ -27,7 +27,7 @@ type RawReader struct {
 	*leaseState // behind a pointer, so that RawReader stays comparable, as upstream's
 }
 
-// leaseState is the lease's, and a readers.Holder.
+// leaseState is what the lease's goroutine owns.
 type leaseState struct {
 	c        *consumer
 	held     []claim // claims of the samples read since the last commit
@@ -74,8 +74,8 @@ func (rr *RawReader) WithLease(fn func(Lease) error) error {
 	return fn(Lease{rr: rr, id: id})
 }
 
-// leaseHolder is a lease as the engine's readers.Holder: a type of its
-// own, so that its methods are not the RawReader's.
+// leaseHolder is a lease as a readers.Holder, a type of its own so that
+// its methods are not the RawReader's.
 type leaseHolder leaseState
 
 func (rr *RawReader) holder() *leaseHolder { return (*leaseHolder)(rr.leaseState) }
