@@ -82,8 +82,9 @@ type Session struct {
 }
 
 // Read runs claim on the buffers in turn, waiting in between, until one
-// takes something or the wait ends. A record Held is the caller's until
-// Release. failed, if not nil, runs under the lock when Read fails.
+// takes something or the wait ends. claim publishes a record it Copied; a
+// record Held is the caller's until Release. failed, if not nil, runs
+// under the lock when Read fails.
 func (e *Engine) Read(claim func(i int, alone bool) (Take, error), failed func()) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
