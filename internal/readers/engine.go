@@ -85,15 +85,11 @@ type Session struct {
 // takes something or the wait ends. claim publishes a record it Copied; a
 // record Held is the caller's until Release. failed, if not nil, runs
 // under the lock when Read fails.
-func (e *Engine) Read(claim func(i int, alone bool) (Take, error), failed func()) error {
+func (e *Engine) Read(claim func(i int, alone bool) (Take, error), failed func()) (err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.readLocked(claim, failed)
-}
-
-// readLocked is apart so that its common case, one buffer and a record to
-// copy, takes no turns and begins no wait (BenchmarkRead, mode copy).
-func (e *Engine) readLocked(claim func(i int, alone bool) (Take, error), failed func()) (err error) {
+	// The common case, one buffer and a record to copy, takes no turns
+	// and begins no wait (BenchmarkRead, mode copy).
 	take := None
 	switch {
 	case e.wait.Closed():
