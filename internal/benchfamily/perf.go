@@ -36,7 +36,7 @@ var _ = register(&Family{
 		{Env: "PERF_BENCHTIME", Kind: benchknob.Duration, Default: "100ms",
 			Doc: "the -benchtime of each run (BENCHTIME where this is unset)"},
 	},
-	Rig: []string{"internal/perfdrain", "internal/drainbench/drainloop", "internal/rawring"},
+	Rig: []string{"internal/perfdrain", "internal/drainloop", "internal/rawring"},
 	Runs: []Run{{
 		Pkg: "./perf/", Bench: "BenchmarkRead$", BenchtimeEnv: "PERF_BENCHTIME", Pin: true, Benchmem: true,
 		Benchmarks: []Benchmark{{

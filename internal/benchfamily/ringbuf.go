@@ -35,7 +35,7 @@ var _ = register(&Family{
 		{Env: "RINGBUF_WRITE_RING", Kind: benchknob.Int, Default: "4194304",
 			Doc: "user ring buffer bytes of BenchmarkWrite: small enough to stay in the cache"},
 	},
-	Rig: []string{"internal/drainbench", "internal/drainbench/ours", "internal/drainbench/drainloop", "internal/rawring", "internal/libbpfdrain", "internal/libbpfwrite"},
+	Rig: []string{"internal/drainbench", "internal/drainbench/ours", "internal/drainloop", "internal/rawring", "internal/libbpfdrain", "internal/libbpfwrite"},
 	Runs: []Run{{
 		Pkg: "./ringbuf/", Bench: "BenchmarkRead$|BenchmarkEndToEnd$", BenchtimeEnv: "BENCHTIME", Pin: true, Libbpf: true, Benchmem: true,
 		Benchmarks: []Benchmark{{

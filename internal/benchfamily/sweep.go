@@ -41,7 +41,7 @@ var _ = register(&Family{
 		{Env: "SWEEP_BENCHTIME", Kind: benchknob.Duration, Default: "5ms",
 			Doc: "the -benchtime of each result (BENCHTIME where this is unset); the untimed fills and the ramp cost several times as much"},
 	},
-	Rig: []string{"internal/drainbench", "internal/drainbench/ours", "internal/drainbench/drainloop", "internal/rawring"},
+	Rig: []string{"internal/drainbench", "internal/drainbench/ours", "internal/drainloop", "internal/rawring"},
 	Runs: []Run{{
 		Pkg: "./ringbuf/", Bench: "BenchmarkRead$//mode=(" + strings.Join(sweepModes, "|") + ")$",
 		BenchtimeEnv: "SWEEP_BENCHTIME", Pin: true, Benchmem: true,

@@ -11,8 +11,8 @@ import (
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
 	"github.com/ebpf-zc/ebpf/internal/drainbench"
-	"github.com/ebpf-zc/ebpf/internal/drainbench/drainloop"
 	"github.com/ebpf-zc/ebpf/internal/drainbench/ours"
+	"github.com/ebpf-zc/ebpf/internal/drainloop"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 

@@ -3,7 +3,7 @@
 package drainbench
 
 import (
-	"github.com/ebpf-zc/ebpf/internal/drainbench/drainloop"
+	"github.com/ebpf-zc/ebpf/internal/drainloop"
 	"github.com/ebpf-zc/ebpf/internal/rawring"
 )
 

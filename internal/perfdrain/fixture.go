@@ -23,7 +23,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/ebpf-zc/ebpf/internal/bpftest"
-	"github.com/ebpf-zc/ebpf/internal/drainbench/drainloop"
+	"github.com/ebpf-zc/ebpf/internal/drainloop"
 	"github.com/ebpf-zc/ebpf/internal/progs"
 )
 

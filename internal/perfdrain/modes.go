@@ -8,7 +8,7 @@ import (
 	"github.com/cilium/ebpf"
 	upstream "github.com/cilium/ebpf/perf"
 
-	"github.com/ebpf-zc/ebpf/internal/drainbench/drainloop"
+	"github.com/ebpf-zc/ebpf/internal/drainloop"
 	"github.com/ebpf-zc/ebpf/perf"
 )
 

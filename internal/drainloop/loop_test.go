@@ -6,7 +6,7 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"github.com/ebpf-zc/ebpf/internal/drainbench/drainloop"
+	"github.com/ebpf-zc/ebpf/internal/drainloop"
 )
 
 func TestTouch(t *testing.T) {
