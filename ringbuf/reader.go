@@ -94,8 +94,8 @@ func (r *Reader) Close() error { return r.engine.Close(nil) }
 // a millisecond. A record being written counts as waiting, as do
 // discarded ones until a read skips them: a read may then find nothing.
 //
-// It is made on the first call, with a goroutine waiting in Go's poller,
-// and the same on later calls. The Reader closes it with its other
+// It is made on the first call, with a goroutine that waits in
+// epoll_wait (a thread while it waits), and the same on later calls. The Reader closes it with its other
 // resources, when Close returns or once the last loop body or Peek view
 // ends: do not close it (wrap a [golang.org/x/sys/unix.Dup] of it in an
 // *os.File), and remove it from your poller before Close, since a closed

@@ -4,6 +4,7 @@ package bpftest
 
 import (
 	"errors"
+	"fmt"
 	"iter"
 	"os"
 	"sync/atomic"
@@ -63,6 +64,19 @@ func CheckReadiness(t *testing.T, newTarget func(t *testing.T) ReadinessTarget) 
 			t.Fatalf("drain (loop %v): %d records, %v; want %d, %v", loop, n, err, want, wantErr)
 		}
 	}
+	t.Run("EveryWakeUp", func(t *testing.T) {
+		// One record at a time, each read as soon as it is announced: the
+		// next is produced while the reader may still be answering the
+		// last one's wake-up, which must not swallow the next (a perf
+		// event's poll takes the wake-up it reports).
+		r := newTarget(t)
+		p := open(t, r)
+		for i := range 300 {
+			r.Produce(1)
+			p.check(t, 5*time.Second, true, fmt.Sprintf("record %d", i))
+			drain(t, r, i%2 == 1, 1, os.ErrDeadlineExceeded)
+		}
+	})
 	t.Run("Records", func(t *testing.T) {
 		r := newTarget(t)
 		p := open(t, r)

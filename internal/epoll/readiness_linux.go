@@ -5,71 +5,66 @@ package epoll
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // Readiness is what an outside event loop polls for a reader: an eventfd
-// readable while its owner says so (Set), and a watcher, a goroutine in
-// Go's poller on an epoll instance of the owner's fds, which calls the
+// readable while its owner says so (Set), and a watcher, a goroutine
+// blocked in epoll_wait on an instance of the owner's fds, which calls the
 // owner back when the kernel wakes one or a poll is due (PollIn). The
 // kernel's fds are not handed out: a perf event's poll takes the wake-up
 // it reports (perf_poll, kernel/events/core.c), and a ring buffer's stays
 // readable while a claim holds records back (ringbuf_map_poll_kern).
+//
+// The watcher waits in the system call, not in Go's poller: the poller
+// polls the instance itself, taking a perf event's wake-up, and forgets
+// what it saw when the next wait begins, so a wake-up that came while the
+// owner was called back was lost. It costs a thread while it waits.
 type Readiness struct {
 	eventFd  int
 	readable bool // the eventfd's count is non-zero; under the owner's lock
 
-	watch   *os.File      // the watcher's epoll instance, in Go's poller
-	started chan struct{} // closed once the watcher's wait began
-	done    chan struct{} // closed when the watcher returns
+	watchFd int // the watcher's epoll instance: the owner's fds and kickFd
+	kickFd  int // an eventfd that ends the watcher's wait (PollIn, Close)
 
-	mu      sync.Mutex // orders the watch's deadline between owner and watcher
-	pollDue time.Time  // the watch's deadline; zero: none
+	mu      sync.Mutex
+	pollDue time.Time     // the watcher's deadline; zero: none
+	waiting bool          // the watcher is in epoll_wait, or about to be
+	closing bool          // Close was called: the watcher must not wait again
+	left    chan struct{} // closed by the watcher once it saw closing
+	done    chan struct{} // closed when the watcher returns
 }
 
 func newReadiness(fds []int, wake func() (again bool)) (*Readiness, error) {
-	rd := &Readiness{eventFd: -1, started: make(chan struct{}), done: make(chan struct{})}
-	conn, err := rd.open(fds)
-	if err != nil {
-		return nil, errors.Join(err, rd.Close())
+	rd := &Readiness{eventFd: -1, watchFd: -1, kickFd: -1, left: make(chan struct{}), done: make(chan struct{})}
+	if err := rd.open(fds); err != nil {
+		rd.closing = true
+		return nil, errors.Join(err, rd.closeFds())
 	}
-	go rd.run(conn, wake)
-	// Not before its wait began: beginning, the wait forgets what Go's
-	// poller reported, and that poller's own poll of the instance may
-	// have taken a perf event's wake-up (perf_poll), lost with it.
-	select {
-	case <-rd.started:
-	case <-rd.done:
-	}
+	go rd.run(wake)
 	return rd, nil
 }
 
-func (rd *Readiness) open(fds []int) (syscall.RawConn, error) {
+func (rd *Readiness) open(fds []int) error {
 	var err error
 	if rd.eventFd, err = newEventfd(); err != nil {
-		return nil, err
+		return err
 	}
-	watchFd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("epoll_create1: %w", err)
+	if rd.kickFd, err = newEventfd(); err != nil {
+		return err
 	}
-	// Non-blocking, so that os.NewFile puts it in Go's poller.
-	if err := unix.SetNonblock(watchFd, true); err != nil {
-		unix.Close(watchFd)
-		return nil, fmt.Errorf("set O_NONBLOCK: %w", err)
+	if rd.watchFd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return fmt.Errorf("epoll_create1: %w", err)
 	}
-	rd.watch = os.NewFile(uintptr(watchFd), "readiness watch")
-	for _, fd := range fds {
-		if err := add(watchFd, fd, unix.EPOLLIN|unix.EPOLLET); err != nil {
-			return nil, err
+	for _, fd := range append([]int{rd.kickFd}, fds...) {
+		if err := add(rd.watchFd, fd, unix.EPOLLIN|unix.EPOLLET); err != nil {
+			return err
 		}
 	}
-	return rd.watch.SyscallConn()
+	return nil
 }
 
 // FD returns the eventfd.
@@ -93,38 +88,50 @@ func (rd *Readiness) PollIn(d time.Duration) {
 	rd.mu.Lock()
 	defer rd.mu.Unlock()
 	due := time.Now().Add(d)
-	if rd.pollDue.IsZero() || due.Before(rd.pollDue) {
-		rd.pollDue = due
-		rd.watch.SetReadDeadline(due) // an error: the file is closing
+	if rd.closing || !rd.pollDue.IsZero() && !due.Before(rd.pollDue) {
+		return
+	}
+	rd.pollDue = due
+	if rd.waiting {
+		setEventfd(rd.kickFd, true) // an error: as a lost wake-up, which the next operation mends
 	}
 }
 
 // run is the watcher, until wake returns false or Close ends its wait.
-func (rd *Readiness) run(conn syscall.RawConn, wake func() bool) {
+func (rd *Readiness) run(wake func() bool) {
 	defer close(rd.done)
-	started := rd.started
+	var events [16]unix.EpollEvent
 	for {
-		calls := 0
-		err := conn.Read(func(fd uintptr) bool {
-			if started != nil {
-				close(started)
-				started = nil
-			}
-			// Go's poller reports the instance once per wake-up: take the
-			// edges queued so far, then wait unless there were some.
-			calls++
-			return takeEdges(int(fd)) || calls > 1
-		})
-		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			rd.mu.Lock()
-			if !rd.pollDue.After(time.Now()) {
-				rd.pollDue = time.Time{}
-				rd.watch.SetReadDeadline(time.Time{})
-			}
+		rd.mu.Lock()
+		if rd.closing {
 			rd.mu.Unlock()
-		case err != nil:
-			return // closed
+			return
+		}
+		timeout := -1
+		if !rd.pollDue.IsZero() {
+			// Rounded up: a wait that ends before the poll is due waits again.
+			timeout = max(0, int((time.Until(rd.pollDue)+time.Millisecond-1)/time.Millisecond))
+		}
+		rd.waiting = true
+		rd.mu.Unlock()
+
+		_, err := unix.EpollWait(rd.watchFd, events[:], timeout)
+
+		rd.mu.Lock()
+		rd.waiting = false
+		if rd.closing {
+			close(rd.left)
+			rd.mu.Unlock()
+			return
+		}
+		setEventfd(rd.kickFd, false) // a kick is heard once
+		due := !rd.pollDue.IsZero() && !rd.pollDue.After(time.Now())
+		if due {
+			rd.pollDue = time.Time{}
+		}
+		rd.mu.Unlock()
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return // the instance is gone: nothing can wake the watcher
 		}
 		if !wake() {
 			return
@@ -132,33 +139,30 @@ func (rd *Readiness) run(conn syscall.RawConn, wake func() bool) {
 	}
 }
 
-// takeEdges takes the wake-ups queued on epollFd and reports whether
-// there were any.
-func takeEdges(epollFd int) bool {
-	var events [16]unix.EpollEvent
-	some := false
-	for {
-		n, err := unix.EpollWait(epollFd, events[:], 0)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		some = some || n > 0
-		if err != nil || n < len(events) {
-			return some
-		}
+// Close stops the watcher and closes the fds; it waits for the watcher
+// only to leave epoll_wait, never for its call to the owner, so that the
+// owner may call Close under the lock its wake takes.
+func (rd *Readiness) Close() error {
+	rd.mu.Lock()
+	rd.closing = true
+	waiting := rd.waiting
+	if waiting {
+		setEventfd(rd.kickFd, true)
 	}
+	rd.mu.Unlock()
+	if waiting {
+		<-rd.left
+	}
+	return rd.closeFds()
 }
 
-// Close stops the watcher, waiting until it has left Go's poller, and
-// closes both fds; wake must check that it was not closed.
-func (rd *Readiness) Close() error {
+func (rd *Readiness) closeFds() error {
 	var err error
-	if rd.watch != nil {
-		err = rd.watch.Close() // ends the watcher's wait
-	}
-	if rd.eventFd >= 0 {
-		err = errors.Join(err, unix.Close(rd.eventFd))
-		rd.eventFd = -1
+	for _, fd := range []*int{&rd.watchFd, &rd.kickFd, &rd.eventFd} {
+		if *fd >= 0 {
+			err = errors.Join(err, unix.Close(*fd))
+			*fd = -1
+		}
 	}
 	return err
 }
