@@ -14,8 +14,8 @@ import (
 var sweepModes = []string{"upstream", "copy", "peek", "records", "batch"}
 
 // sweepXTicks are the sizes the plots label: powers of two, and between
-// them the sizes where a walk's width has changed before (160 B: the
-// stream loads of Records and Batches stop there).
+// them the sizes where a walk's width changed before (160 B: the stream
+// loads of Records and Batches stopped there until issue 52).
 const sweepXTicks = "16,32,48,64,96,128,160,192,256,384,512,768,1024,2048,4096"
 
 // sweep is make bench-sweep: BenchmarkRead's copy and zero-copy modes at
