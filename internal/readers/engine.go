@@ -231,10 +231,13 @@ func (e *Engine) Lender(release func() (ended int), returned func() bool) *Loan 
 
 // Renew lends again a loan its holder took back, not yet settled, on the
 // claim renew moves it to; it reports false if it did not (then Read).
+// renew must not panic: it runs under the lock, with no defer, as it is
+// PeekInto's every call (docs/batch-walk.md, "Peek's common case").
 func (e *Engine) Renew(renew func() bool) bool {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.loan.renew(renew)
+	ok := e.loan.renew(renew)
+	e.mu.Unlock()
+	return ok
 }
 
 // Returned settles a loan its holder returned after the engine called it
