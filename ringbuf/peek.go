@@ -65,7 +65,7 @@ func (r *Reader) Consume() error {
 	if ret, ok := r.loan.BeginReturn(); ok {
 		r.consumers[0].ring.publishConsumer(end)
 		if ret.CalledBack() {
-			r.engine.Returned() // it must hear of it now
+			return r.engine.Returned() // it must hear of it now; a closed reader's last claim frees it
 		}
 		return nil
 	}
