@@ -67,16 +67,11 @@ func (m *mapping) unmap() error {
 	return err
 }
 
-// retire unmaps the ring but for what is touched without a lock (a
-// writer's whole ring; a reader's consumer page, which Consume stores),
-// which becomes private anonymous memory until unmap: an access racing
-// with Close lands there instead of faulting or reaching the map.
-func (m *mapping) retire(producer bool) error {
+// retire turns a writer's ring, which it touches without a lock, into
+// private anonymous memory until unmap: an access racing with Close
+// lands there instead of faulting or reaching the map.
+func (m *mapping) retire() error {
 	var err error
-	if !producer && m.producerArea != nil {
-		err = unix.Munmap(m.producerArea)
-		m.producerArea = nil
-	}
 	for _, kept := range []*[]byte{&m.consumerPage, &m.producerArea} {
 		if *kept == nil {
 			continue

@@ -17,5 +17,5 @@ func mapRing(int, uint64, bool) (*mapping, *ring, error) {
 	return nil, nil, fmt.Errorf("mmap ring buffer on %s: %w", runtime.GOOS, ebpf.ErrNotSupported)
 }
 
-func (*mapping) unmap() error      { return nil }
-func (*mapping) retire(bool) error { return nil }
+func (*mapping) unmap() error  { return nil }
+func (*mapping) retire() error { return nil }

@@ -63,8 +63,8 @@ type Writer struct {
 }
 
 // Reservation is space for one record, outstanding until [Writer.Submit]
-// or [Writer.Discard] accepts it, once. It is 32 bytes, which the
-// compiler keeps in registers (BenchmarkWrite).
+// or [Writer.Discard] accepts it, once. It is 32 bytes on 64-bit
+// platforms, which the compiler keeps in registers (BenchmarkWrite).
 type Reservation struct {
 	// RawSample is the record's payload in the ring, to fill in place
 	// until Submit or Discard; its capacity is its length. Submit and
@@ -344,7 +344,7 @@ func (w *Writer) Close() error {
 	w.closed.Store(true) // first: a Submit the walk does not see finds it
 	w.discardOutstandingLocked()
 	w.wait.Close() // returns once nobody waits: the poller is unused
-	return errors.Join(w.res.mappings[0].retire(true), w.res.closePoller())
+	return errors.Join(w.res.mappings[0].retire(), w.res.closePoller())
 }
 
 // discardOutstandingLocked discards every busy record between the
