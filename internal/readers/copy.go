@@ -8,7 +8,7 @@ import (
 
 // ringMemory is every range the readers of this process mapped, now or
 // before: where views lie. Ranges are only added; one that Go reuses
-// later just makes CopyDestination allocate.
+// later just makes copyDestination allocate.
 var ringMemory struct {
 	mu    sync.Mutex // serializes additions
 	spans atomic.Pointer[[]span]
@@ -55,9 +55,9 @@ func inRingMemory(b []byte) bool {
 	return false
 }
 
-// CopyDestination returns dst[:n] if it holds n bytes and is no view of
+// copyDestination returns dst[:n] if it holds n bytes and is no view of
 // ring memory, else new memory.
-func CopyDestination(dst []byte, n int) []byte {
+func copyDestination(dst []byte, n int) []byte {
 	if n > cap(dst) || inRingMemory(dst) {
 		return make([]byte, n)
 	}
@@ -70,7 +70,7 @@ type CopyCache struct {
 	last *byte
 }
 
-// Destination is CopyDestination, without the search for what it last
+// Destination is copyDestination, without the search for what it last
 // returned; its callers serialize it.
 func (c *CopyCache) Destination(dst []byte, n int) []byte {
 	if n <= cap(dst) && unsafe.SliceData(dst) == c.last {
@@ -83,7 +83,7 @@ func (c *CopyCache) Destination(dst []byte, n int) []byte {
 //
 //go:noinline
 func (c *CopyCache) checkedDestination(dst []byte, n int) []byte {
-	dst = CopyDestination(dst, n)
+	dst = copyDestination(dst, n)
 	c.last = unsafe.SliceData(dst)
 	return dst
 }

@@ -19,9 +19,9 @@ import (
 )
 
 // Process32 holds in a 32-bit process, the only kind a 32-bit kernel
-// runs. Test it first, as a constant, in an if of its own: a 64-bit build
-// then compiles the 32-bit path away, and the per-record publish stays
-// inlinable (BenchmarkRead, mode=peek).
+// runs. Test it first, as a constant (`if ulong.Process32 && …`): a
+// 64-bit build then compiles the 32-bit path away, and the per-record
+// publish stays inlinable (BenchmarkRead, mode=peek).
 const Process32 = unsafe.Sizeof(uintptr(0)) == 4
 
 // Widen returns the 64-bit position nearest near whose low 32 bits are
@@ -31,8 +31,8 @@ func Widen(near uint64, word uint32) uint64 {
 	return near + uint64(int64(int32(word-uint32(near))))
 }
 
-// MachineIs64 reports whether uname's machine name is a 64-bit kernel's.
-func MachineIs64(machine string) bool {
+// machineIs64 reports whether uname's machine name is a 64-bit kernel's.
+func machineIs64(machine string) bool {
 	return strings.Contains(machine, "64") || machine == "s390x" || strings.HasPrefix(machine, "armv8")
 }
 
@@ -83,7 +83,7 @@ func kernelIs32(kallsyms []byte, persona uint32, machine string) (bool, error) {
 	case word != 0:
 		return word == 4, nil
 	case machine == "":
-	case MachineIs64(machine):
+	case machineIs64(machine):
 		return false, nil
 	case unameTells(persona):
 		return true, nil

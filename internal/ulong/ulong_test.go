@@ -42,8 +42,8 @@ func TestMachineIs64(t *testing.T) {
 		"mips64": true, "loongarch64": true, "armv8l": true,
 		"i686": false, "i386": false, "armv7l": false, "mips": false, "ppc": false,
 	} {
-		if got := MachineIs64(machine); got != want {
-			t.Errorf("MachineIs64(%q) = %v, want %v", machine, got, want)
+		if got := machineIs64(machine); got != want {
+			t.Errorf("machineIs64(%q) = %v, want %v", machine, got, want)
 		}
 	}
 }
