@@ -41,8 +41,8 @@ func (b *Batch) LostSamples() uint64 { return b.lost }
 // Lost samples are counted ([Batch.LostSamples]), not yielded; a record
 // of an unknown type ends the samples, and the loop yields its error
 // ([IsUnknownEvent]), then the batch again for the records after it.
-// Samples takes no lock and calls nothing but the body, so it inlines
-// with its loop body.
+// Samples takes no lock and, on the sample path, calls nothing but the
+// body, so it inlines with its loop body; a lost or bad record calls out.
 func (b *Batch) Samples() iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		if !b.holding || b.unknown != nil {

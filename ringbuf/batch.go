@@ -69,10 +69,11 @@ func (b *Batch) Samples() iter.Seq[[]byte] {
 // distance that differs from core to core. The load ahead
 // breaks the chain whatever the distance: the line it asks for is in
 // flight while the body works. A guess that misses (records of other
-// sizes) loads a line of the ring, no more. Two records is the floor's
-// distance (internal/rawring); farther slows a body that reads whole
-// records, which streams the ring itself (make bench-sweep, touch=all;
-// docs/batch-walk.md).
+// sizes) loads a line of the ring, no more. Two records on was chosen on
+// the Intel Xeon by testdata/ringbuf/intel-xeon/walk-ahead: no cost to
+// touch=all from 128 B (ab4, ab5), where four or eight on cost 20-30 %
+// at 160-384 B (ab3); the floor (internal/rawring) uses the same
+// distance. docs/batch-walk.md says what other hosts' outputs show.
 func (a dataArea) loadAhead(pos, total uint64) uint32 {
 	return *(*uint32)(unsafe.Add(a.data, (pos+aheadRecords*total)&a.mask))
 }

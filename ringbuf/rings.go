@@ -106,7 +106,9 @@ func mapRingMap(m *ebpf.Map, overwrite bool) (*mapping, *ring, error) {
 }
 
 // heldClaimPoll bounds a wait while a claim is held: the kernel wakes
-// only a reader that caught up.
+// only a reader that caught up. Not tuned: a bound on how late such a
+// reader learns of records (BenchmarkWakeBehindHeldView,
+// testdata/ringbuf/held-view.txt).
 const heldClaimPoll = time.Millisecond
 
 // engineBuffers is rings as the engine's readers.Buffers, whose methods

@@ -89,7 +89,9 @@ const (
 // 512 KiB ring; below 256 B nothing changed significantly. With
 // touch=all, where the consumer streams through every byte, it cost
 // (256 B: 14 against 21 Mrec/s without it; 2 KiB: 4.0 against 5.4), so
-// it is off there: a floor may know its consumer, a reader cannot.
+// it is off there: a floor may know its consumer, a reader cannot. (The
+// raw runs of these were not kept; docs/batch-walk.md holds the later
+// look-ahead measurements with their data.)
 const (
 	lookAheadRecords = 2
 	lookAheadMinStep = 256

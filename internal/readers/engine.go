@@ -12,7 +12,8 @@ import (
 )
 
 // Buffers is an Engine's view of its reader's buffers, by index, called
-// under the engine's lock per claim and per wait, never per record.
+// under the engine's lock per claim and per wait; Ready and Err also per
+// operation while someone sleeps or a readiness descriptor is out.
 type Buffers interface {
 	Len() int
 	Publish(i int)    // tells the kernel buffer i's consumer position
@@ -46,7 +47,8 @@ type Holder interface {
 
 // Engine is a reader but its buffers' layout: the lock, the waits, the
 // readiness descriptor and the resources' lifetime (docs/architecture.md).
-// Every method takes the lock; the functions it is given run with it held.
+// Every method takes the lock but Lender, which the reader calls before
+// its first use; the functions a method is given run with it held.
 type Engine struct {
 	mu            sync.Mutex
 	wait          *epoll.Waiter
@@ -232,7 +234,8 @@ func (e *Engine) Lender(release func() (ended int), returned func() bool) *Loan 
 // Renew lends again a loan its holder took back, not yet settled, on the
 // claim renew moves it to; it reports false if it did not (then Read).
 // renew must not panic: it runs under the lock, with no defer, as it is
-// PeekInto's every call (docs/batch-walk.md, "Peek's common case").
+// PeekInto's every call (docs/batch-walk.md, "The copy and Peek through the engine's
+// operations").
 func (e *Engine) Renew(renew func() bool) bool {
 	e.mu.Lock()
 	ok := e.loan.renew(renew)
@@ -366,7 +369,8 @@ func (e *Engine) releaseHeldLocked(h Holder, final bool) (stalled bool) {
 
 // waitLocked publishes, then returns the error that ends the read, or
 // sleeps and returns nil. At a busy record it backs off: a yield eight
-// times, then 2 µs doubling to 1 ms.
+// times, then 2 µs doubling to 1 ms (not tuned: a record stays busy
+// only while its producer writes it, and nothing wakes a reader for it).
 func (e *Engine) waitLocked(s *Session, busy bool) error {
 	e.publishAllLocked()
 	timeout, err := e.wait.Check(&s.ticket)
