@@ -64,8 +64,11 @@ func copyDestination(dst []byte, n int) []byte {
 	return dst[:n]
 }
 
-// CopyCache remembers where a ReadInto's last copy went, so that a
-// buffer reused is not searched for (BenchmarkRead, mode copy).
+// CopyCache remembers the buffer a ReadInto last allocated, so that it is
+// not searched for when reused (BenchmarkRead, mode copy). Only its own:
+// the Go heap it comes from is never unmapped while last points into it,
+// where a caller's memory may be unmapped and come back as a ring at the
+// same address.
 type CopyCache struct {
 	last *byte
 }
@@ -83,7 +86,10 @@ func (c *CopyCache) Destination(dst []byte, n int) []byte {
 //
 //go:noinline
 func (c *CopyCache) checkedDestination(dst []byte, n int) []byte {
-	dst = copyDestination(dst, n)
+	if n <= cap(dst) && !inRingMemory(dst) {
+		return dst[:n] // the caller's: searched for every time
+	}
+	dst = make([]byte, n)
 	c.last = unsafe.SliceData(dst)
 	return dst
 }
