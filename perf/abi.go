@@ -10,30 +10,24 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/ulong"
 )
 
-// Kernel ABI of a perf event buffer written by bpf_perf_event_output
-// (include/uapi/linux/perf_event.h, kernel/events/ring_buffer.c; so since
-// 4.4, checked against 6.18):
-//   - the event fd is mmap'd as a metadata page (perf_event_mmap_page) and
-//     a data area of 2^n pages, mapped once: a record may wrap in two;
-//   - the metadata page holds the u64s data_head at byte 1024, data_tail at
-//     1032, data_offset at 1040 and data_size at 1048 (the last two 0
-//     before 4.1: the data area is the rest of the mapping);
-//   - data_head and data_tail only grow (a 32-bit kernel's data_head wraps
-//     at 2^32); a position's offset is pos & (data_size-1). The kernel
-//     stores data_head after the records below it (smp_wmb); the reader
-//     store-releases data_tail after reading below it, and with a
-//     read-write mapping the kernel never writes past it, counting what it
-//     refuses as lost;
-//   - a record is 8-byte aligned (perf_prepare_sample, kernel/events/core.c),
-//     so its header {u32 type; u16 misc; u16 size}, size counting the whole
-//     record, never wraps;
-//   - PERF_RECORD_SAMPLE (9) with PERF_SAMPLE_RAW: the header, a u32 size,
-//     then size bytes of raw data padded so that 4 + size is a multiple of
-//     8 (the padding counts in size, and cilium/ebpf hands it out);
-//     PERF_RECORD_LOST (2): the header, u64 id, u64 lost;
-//   - with write_backward (overwritable, mapped read-only) the kernel
-//     ignores data_tail and moves data_head down: the newest record starts
-//     at data_head, and the oldest may be cut short by the wrap.
+// Kernel ABI of a perf event buffer (include/uapi/linux/perf_event.h,
+// kernel/events/ring_buffer.c; checked from 4.4 to 6.18):
+//   - the event fd maps a metadata page then 2^n data pages, once: a record
+//     may wrap. The page holds the u64s data_head, data_tail, data_offset
+//     and data_size (the last two 0 before 4.1: data follows the page);
+//   - head and tail only grow (a 32-bit kernel's head wraps at 2^32); a
+//     position's offset is pos & (data_size-1). The kernel stores head after
+//     the records below it (smp_wmb); we store-release tail after reading,
+//     and in a read-write mapping the kernel never writes past it, counting
+//     what it refuses as lost;
+//   - records are 8-byte aligned (perf_prepare_sample), so the header
+//     {u32 type; u16 misc; u16 size of the whole record} never wraps;
+//   - SAMPLE with PERF_SAMPLE_RAW: header, u32 size, raw data padded so that
+//     4 + size is a multiple of 8 (counted in size, handed out as
+//     cilium/ebpf does); LOST: header, u64 id, u64 lost;
+//   - write_backward (overwritable, mapped read-only): the kernel ignores
+//     tail and moves head down; the newest record starts at head, and the
+//     oldest may be cut short by the wrap.
 const (
 	headOffset       = 1024
 	tailOffset       = 1032
@@ -104,19 +98,12 @@ func (b *buffer) loadHead(near uint64) uint64 {
 func (b *buffer) loadTail() uint64     { return atomic.LoadUint64(b.tail) }
 func (b *buffer) storeTail(pos uint64) { atomic.StoreUint64(b.tail, pos) }
 
-// headerAt reads the header of the record at pos.
 func (b *buffer) headerAt(pos uint64) header {
 	p := unsafe.Add(b.data, pos&b.mask)
-	return header{
-		typ:  *(*uint32)(p),
-		size: *(*uint16)(unsafe.Add(p, 6)),
-	}
+	return header{typ: *(*uint32)(p), size: *(*uint16)(unsafe.Add(p, 6))}
 }
 
-// u32At reads the u32 at pos, 8-byte aligned.
-func (b *buffer) u32At(pos uint64) uint32 {
-	return *(*uint32)(unsafe.Add(b.data, pos&b.mask))
-}
+func (b *buffer) u32At(pos uint64) uint32 { return *(*uint32)(unsafe.Add(b.data, pos&b.mask)) }
 
 // view returns the length bytes at pos as a slice of the mapping, its
 // capacity its length, or as a copy in scratch if they wrap.

@@ -6,47 +6,41 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
-// Batch is a run of records of one CPU's buffer claimed by a loop of
-// [Reader.Batches]: at most min(size/8, 256 KiB) and the record crossing
-// it. It belongs to the loop's body; once the loop has ended, its
-// [Batch.Samples] yield nothing.
+// Batch is a run of one CPU's records claimed by a [Reader.Batches] loop:
+// at most min(size/8, 256 KiB) and the record crossing it. It belongs to
+// the loop's body; once the loop has ended, [Batch.Samples] yields nothing.
 type Batch struct {
-	c       *consumer
-	index   int // c's in buffers.consumers
-	claim   claim
-	pos     uint64 // records below are consumed
-	limit   uint64 // the walk ends at the first record boundary from here
-	bias    uint64 // c's, when claimed
-	head    uint64 // c's, when claimed
-	holding bool
-	err     error   // the walk stopped at a corrupt record
-	scratch *[]byte // the copy of a sample that wraps: the loop's, or ReadInto's
-	lost    uint64  // what LostSamples returns
-	unknown error   // the unknown record Samples stopped after, for the loop to yield
+	c          *consumer
+	index      int // c's in buffers.consumers
+	claim      readers.Claim
+	pos        uint64 // records below are consumed
+	limit      uint64 // the walk ends at the first record boundary from here
+	bias, head uint64 // c's, when claimed
+	holding    bool
+	err        error   // the walk stopped at a corrupt record
+	scratch    *[]byte // the copy of a sample that wraps: the loop's, or ReadInto's
+	lost       uint64  // what LostSamples returns
+	unknown    error   // the unknown record Samples stopped after, for the loop to yield
 }
 
-// CPU returns the CPU whose buffer holds the batch's records, as
-// [Record.CPU].
+// CPU returns the CPU whose buffer holds the batch's records.
 func (b *Batch) CPU() int { return b.c.cpu }
 
-// LostSamples returns how many samples the kernel reported lost in the
-// records [Batch.Samples] has walked past since the loop yielded b, as
-// [Record.LostSamples] adds up: read it after the samples.
+// LostSamples returns the samples the kernel reported lost in the records
+// [Batch.Samples] walked past since the loop yielded b: read it after them.
 func (b *Batch) LostSamples() uint64 { return b.lost }
 
-// Samples returns an iterator over the batch's samples, read-only views
-// of the CPU's buffer valid until the Batches loop's body returns (a copy
-// in the loop's memory if it wraps around the buffer's end). A sample is
-// consumed once handed out; those not reached go back to the reader.
-// Lost samples are counted ([Batch.LostSamples]), not yielded; a record
-// of an unknown type ends the samples, and the loop yields its error
-// ([IsUnknownEvent]), then the batch again for the records after it.
-// Samples takes no lock and, on the sample path, calls nothing but the
-// body, so it inlines with its loop body; a lost or bad record calls out.
+// Samples returns an iterator over the batch's samples: read-only views of
+// the CPU's buffer valid until the loop's body returns (copied into the
+// loop's memory if one wraps around the buffer's end), each consumed once
+// handed out; those not reached go back to the reader. Lost samples are
+// counted, not yielded; a record of an unknown type ends the samples, and
+// the loop yields its error ([IsUnknownEvent]), then the rest as a batch.
+// Samples takes no lock, so it inlines into the loop's body.
 func (b *Batch) Samples() iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		if !b.holding || b.unknown != nil {
-			return // the loop ended (its buffer may be unmapped), or must yield the error first
+			return // the loop ended (the buffer may be unmapped), or owes the error
 		}
 		buf := b.c.buf
 		p, limit, end, bias := b.pos, b.limit, b.claim.End, b.bias
@@ -77,8 +71,8 @@ func (b *Batch) Samples() iter.Seq[[]byte] {
 	}
 }
 
-// skip walks Samples past the record at p, not a well-formed sample,
-// counting lost samples; false stops the walk.
+// skip walks Samples past the record at p, counting lost samples; false
+// stops the walk.
 func (b *Batch) skip(p uint64) (ok bool) {
 	got, ok := b.other(p)
 	switch {
@@ -121,11 +115,10 @@ func (bs *buffers) batches(yield func(*Batch, error) bool) {
 }
 
 // claimBatch claims a batch of buffer i: a returned claim whole, else
-// what is produced, up to batchBytes unless alone; a sample that wraps
-// is copied into scratch.
+// what is produced, up to batchBytes unless alone.
 func (bs *buffers) claimBatch(i int, alone bool, scratch *[]byte) (Batch, bool, error) {
 	c := &bs.consumers[i]
-	var cl claim
+	var cl readers.Claim
 	switch r, returned := c.claims.Returned(); {
 	case c.overwrite && !bs.paused.Load():
 		return Batch{}, false, ErrMustBePaused
@@ -153,8 +146,7 @@ func (bs *buffers) claimBatch(i int, alone bool, scratch *[]byte) (Batch, bool, 
 	}, true, nil
 }
 
-// release gives back what the walk did not reach; a corrupt record it
-// stopped at sticks to the buffer.
+// release gives back what the walk did not reach; a corrupt record sticks.
 func (b *Batch) release() {
 	c := b.c
 	b.holding = false
@@ -165,7 +157,7 @@ func (b *Batch) release() {
 }
 
 // walkRecords is Samples for Records and ReadInto, yielding lost samples
-// and unknown types in place; it reports whether the body asked for more.
+// and unknown types in place; false if the body asked for no more.
 func (b *Batch) walkRecords(rec *Record, yield func(*Record, error) bool) bool {
 	buf := b.c.buf
 	rec.CPU = b.c.cpu
@@ -212,7 +204,7 @@ func (b *Batch) walkRecords(rec *Record, yield func(*Record, error) bool) bool {
 }
 
 // other consumes the record at p, not a well-formed sample; false stops
-// the walk: the end of an overwritable window, or a corrupt record.
+// the walk: an overwritable window's end, or a corrupt record.
 func (b *Batch) other(p uint64) (got record, ok bool) {
 	got, err := b.c.buf.parse(p-b.bias, b.claim.End-p)
 	switch {
@@ -244,7 +236,7 @@ func (b *Batch) remaining(end uint64) int {
 type batchLoop struct {
 	buffers *buffers
 	Batch
-	wrapped []byte // a sample that wraps around a buffer's end
+	wrapped []byte // the copy of a sample that wraps
 }
 
 func (l *batchLoop) Claim(i int, alone bool) (readers.Take, error) {

@@ -24,8 +24,6 @@ type buffers struct {
 	paused  atomic.Bool // Pause removed them until Resume
 }
 
-type claim = readers.Claim
-
 // resources are what buffers hold outside Go's heap.
 type resources struct {
 	poller   *epoll.Poller
@@ -71,8 +69,8 @@ func (res *resources) putEntries(put bool) error {
 	return nil
 }
 
-// init starts bs on mapped buffers; a wait while a claim is held needs no
-// bound, since the kernel wakes the reader whatever was published.
+// init starts bs on mapped buffers; a wait behind a held claim needs no
+// bound (0): the kernel wakes the reader whatever was published.
 func (bs *buffers) init(bufs []*buffer, res *resources, overwritable bool) error {
 	for i, buf := range bufs {
 		c, err := newConsumer(buf, res.cpus[i], overwritable)
@@ -86,14 +84,16 @@ func (bs *buffers) init(bufs []*buffer, res *resources, overwritable bool) error
 	return nil
 }
 
-// engineBuffers is buffers as the engine's readers.Buffers, whose methods
-// the Reader does not have.
+// engineBuffers is buffers as readers.Buffers, methods the Reader lacks.
 type engineBuffers buffers
 
-func (b *engineBuffers) Len() int         { return len(b.consumers) }
-func (b *engineBuffers) Publish(i int)    { b.consumers[i].publish() }
-func (b *engineBuffers) Ready(i int) bool { return b.consumers[i].ready() }
-func (b *engineBuffers) Err(i int) error  { return b.consumers[i].err }
+func (b *engineBuffers) Len() int        { return len(b.consumers) }
+func (b *engineBuffers) Publish(i int)   { b.consumers[i].publish() }
+func (b *engineBuffers) Err(i int) error { return b.consumers[i].err }
+func (b *engineBuffers) Ready(i int) bool {
+	c := &b.consumers[i]
+	return c.claims.HasReturned() || c.produced()
+}
 
 func (bs *buffers) setPaused(pause bool, op string) error {
 	bs.entries.Lock()

@@ -83,10 +83,6 @@ func (c *consumer) loadWindow() {
 	c.head += written
 }
 
-func (c *consumer) ready() bool {
-	return c.claims.HasReturned() || c.produced()
-}
-
 func (c *consumer) cpuErr(err error) error {
 	return fmt.Errorf("CPU %d: %w", c.cpu, err)
 }

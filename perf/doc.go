@@ -19,9 +19,8 @@
 //		process(rec.CPU, rec.RawSample, rec.LostSamples) // valid until the body returns
 //	}
 //
-// When the kernel learns what was consumed, and the rules of waits,
-// deadlines, Flush and Close, are those of this module's ringbuf package,
-// but for its poll behind a held record: a perf buffer wakes its reader
-// whatever was consumed.
-// Outside Linux, NewReader returns an error wrapping ebpf.ErrNotSupported.
+// Publishing, waits, deadlines, Flush and Close follow this module's
+// ringbuf package, but a perf buffer wakes its reader whatever was
+// consumed. Outside Linux, NewReader returns an error wrapping
+// ebpf.ErrNotSupported.
 package perf

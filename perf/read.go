@@ -15,10 +15,10 @@ func (r *Reader) Read() (Record, error) {
 	return rec, err
 }
 
-// ReadInto is [Reader.Read] into rec, reusing rec.RawSample's memory
-// unless it is a view; when it returns, the kernel knows the record's
-// space is free. A record of an unknown type is consumed, as an error
-// ([IsUnknownEvent]). A nil rec is refused.
+// ReadInto is [Reader.Read] into rec, reusing rec.RawSample's memory unless
+// it is a view; when it returns, the kernel knows the record's space is
+// free. An unknown type is consumed, as an error ([IsUnknownEvent]); a
+// nil rec is refused.
 func (r *Reader) ReadInto(rec *Record) error {
 	if rec == nil {
 		return fmt.Errorf("perf: ReadInto: nil *Record: %w", os.ErrInvalid)

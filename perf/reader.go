@@ -16,12 +16,11 @@ import (
 
 // ReaderOptions control the perf events a Reader opens, as cilium/ebpf's.
 type ReaderOptions struct {
-	// WakeupEvents is the number of records a CPU's buffer holds before a
-	// waiting read is woken; zero lets Watermark decide.
+	// WakeupEvents is the number of records in a CPU's buffer that wake a
+	// waiting read; zero lets Watermark decide.
 	WakeupEvents int
-	// Watermark is the number of bytes a CPU's buffer holds before a
-	// waiting read is woken, less than its size; zero wakes for every
-	// record. A read returns records below it when it looks.
+	// Watermark is the number of bytes in a CPU's buffer, less than its
+	// size, that wake a waiting read; zero wakes for every record.
 	Watermark int
 	// Overwritable makes every buffer a ring the kernel overwrites when
 	// full, read only paused, newest first, each record once.
@@ -48,10 +47,9 @@ func NewReaderWithOptions(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions)
 	return newReader(array, perCPUBuffer, opts, -1)
 }
 
-// NewCPUReader is [NewReaderWithOptions] for one CPU's buffer, the
-// array's entry cpu, as libbpf's perf_buffer__consume_buffer serves one:
-// a goroutine per CPU, each with a Reader, shares no lock. Close removes
-// its entry alone. An offline CPU is an error.
+// NewCPUReader is [NewReaderWithOptions] for the buffer of cpu alone, as
+// libbpf's perf_buffer__consume_buffer: Readers of different CPUs share no
+// lock, and Close removes only its entry. An offline CPU is an error.
 func NewCPUReader(array *ebpf.Map, cpu, perCPUBuffer int, opts ReaderOptions) (*Reader, error) {
 	if cpu < 0 {
 		return nil, fmt.Errorf("perf: CPU %d", cpu)
@@ -59,8 +57,7 @@ func NewCPUReader(array *ebpf.Map, cpu, perCPUBuffer int, opts ReaderOptions) (*
 	return newReader(array, perCPUBuffer, opts, cpu)
 }
 
-// newReader is NewReaderWithOptions on every online CPU (cpu -1), or on
-// cpu alone.
+// newReader opens every online CPU (cpu -1), or cpu alone.
 func newReader(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions, cpu int) (*Reader, error) {
 	if err := supported(); err != nil {
 		return nil, fmt.Errorf("perf: %w", err)
@@ -101,12 +98,9 @@ func newReader(array *ebpf.Map, perCPUBuffer int, opts ReaderOptions, cpu int) (
 	return r, nil
 }
 
-// maxDataPages: rb_alloc takes the number of pages as an int
-// (kernel/events/ring_buffer.c).
-const maxDataPages = 1 << 30
+const maxDataPages = 1 << 30 // rb_alloc's int (kernel/events/ring_buffer.c)
 
-// dataPages is the power of two of pages that holds perCPUBuffer bytes
-// (perf_mmap, kernel/events/core.c).
+// dataPages is the power of two of pages holding perCPUBuffer (perf_mmap).
 func dataPages(perCPUBuffer int) int {
 	page := uint64(os.Getpagesize())
 	return 1 << bits.Len64((uint64(perCPUBuffer)+page-1)/page-1)
@@ -144,8 +138,7 @@ func openEvents(array *ebpf.Map, pages int, opts ReaderOptions, only int) (*reso
 	if len(bufs) == 0 {
 		return res, nil, fmt.Errorf("no online CPU among the array's %d entries", array.MaxEntries())
 	}
-	// The entries go with the map file's last fd
-	// (perf_event_fd_array_release, kernel/bpf/arraymap.c).
+	// The entries go with the map file's last fd (perf_event_fd_array_release).
 	res.array, err = array.Clone()
 	return res, bufs, err
 }
@@ -154,13 +147,11 @@ func openEvents(array *ebpf.Map, pages int, opts ReaderOptions, only int) (*reso
 func (r *Reader) BufferSize() int { return int(r.consumers[0].buf.size) }
 
 // SetDeadline sets when blocked reads and loops give up with
-// os.ErrDeadlineExceeded, after the records in the buffers, as
-// ringbuf.Reader.SetDeadline.
+// os.ErrDeadlineExceeded, after the records in the buffers.
 func (r *Reader) SetDeadline(t time.Time) { r.engine.SetDeadline(t) }
 
 // Flush makes every read and loop in progress return the records in the
-// buffers, then [ErrFlushed], as ringbuf.Reader.Flush: it drains records
-// below the Watermark or WakeupEvents threshold, which wake no reader.
+// buffers, those below Watermark or WakeupEvents too, then [ErrFlushed].
 func (r *Reader) Flush() error { return r.engine.Flush() }
 
 // Pause removes the Reader's events from the array: BPF programs' writes
@@ -171,22 +162,14 @@ func (r *Reader) Pause() error { return r.setPaused(true, "pause") }
 func (r *Reader) Resume() error { return r.setPaused(false, "resume") }
 
 // Close is ringbuf.Reader.Close; BPF programs' writes fail with ENOENT
-// from then on, as cilium/ebpf documents.
+// from then on.
 func (r *Reader) Close() error { return r.engine.Close(r.removeEntries) }
 
-// ReadinessFD returns a file descriptor readable exactly while a read with
-// the deadline passed would return at once, as ringbuf.Reader.ReadinessFD:
-// records wait that no read or loop body holds, a [Reader.Flush] waits for
-// the next read, or the Reader is closed; as libbpf's
-// perf_buffer__epoll_fd. Records show once the kernel wakes the Reader,
-// after WakeupEvents records or Watermark bytes in a CPU's buffer: those
-// below show once something else wakes or reads it (Flush drains them).
-// Any number of pollers may watch it; a read waiting in the Reader beside
-// the event loop may take what it announced.
-//
-// Its lifetime is ringbuf.Reader.ReadinessFD's: the same on every call,
-// closed by [Reader.Close] or once the last loop body ends, never by the
-// caller; -1 and [ErrClosed] once closed.
+// ReadinessFD returns a descriptor readable exactly while a read with the
+// deadline passed would return at once, as ringbuf.Reader.ReadinessFD and
+// libbpf's perf_buffer__epoll_fd, with the same lifetime: the caller never
+// closes it; -1 and [ErrClosed] once closed. Records below WakeupEvents or
+// Watermark show once something else wakes or reads the Reader.
 func (r *Reader) ReadinessFD() (int, error) {
 	fd, err := r.engine.ReadinessFD()
 	if err != nil {

@@ -5,8 +5,8 @@ type Record struct {
 	// CPU is the CPU whose buffer held the record.
 	CPU int
 	// RawSample is the data passed to bpf_perf_event_output and the
-	// kernel's padding, as cilium/ebpf hands it out: a copy from Read and
-	// ReadInto, a view from Records; empty in a record of lost samples.
+	// kernel's padding: a copy from Read and ReadInto, a view from Records;
+	// empty in a record of lost samples.
 	RawSample []byte
 	// LostSamples is the number of samples the kernel could not place in
 	// the full buffer; non-zero only in a record of lost samples.
