@@ -27,8 +27,7 @@ func (b *Batch) Ring() int { return b.key }
 
 // Samples returns an iterator over the batch's samples, read-only views
 // of the ring valid until the Batches loop's body returns. A sample is
-// consumed once handed out; those not reached go back to the reader. It
-// takes no lock and calls nothing, so it inlines with its loop body.
+// consumed once handed out; those not reached go back to the reader.
 func (b *Batch) Samples() iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		if !b.holding {
@@ -58,22 +57,11 @@ func (b *Batch) Samples() iter.Seq[[]byte] {
 }
 
 // loadAhead loads the word aheadRecords records on from the record at
-// pos, total bytes long, guessing that they are all that long, and
-// returns it for the caller to keep (an unused load is compiled away):
-// the walk of Records and Batches, and PeekInto.
-//
-// Reading records is a chain of loads, each header giving the next one's
-// place: a caller that reads heads alone would wait for each header in
-// turn, one miss at a time (PeekInto's lock waits for every load before
-// it), wherever records are too far apart for the prefetcher to follow, a
-// distance that differs from core to core. The load ahead
-// breaks the chain whatever the distance: the line it asks for is in
-// flight while the body works. A guess that misses (records of other
-// sizes) loads a line of the ring, no more. Two records on was chosen on
-// the Intel Xeon by testdata/ringbuf/intel-xeon/walk-ahead: no cost to
-// touch=all from 128 B (ab4, ab5), where four or eight on cost 20-30 %
-// at 160-384 B (ab3); the floor (internal/rawring) uses the same
-// distance. docs/batch-walk.md says what other hosts' outputs show.
+// pos, guessing they are all total bytes long, and returns it for the
+// caller to keep (an unused load is compiled away): it starts the miss of
+// a record the walk will reach while the body works. aheadRecords was
+// chosen by testdata/ringbuf/intel-xeon/walk-ahead (docs/batch-walk.md,
+// "Two records ahead").
 func (a dataArea) loadAhead(pos, total uint64) uint32 {
 	return *(*uint32)(unsafe.Add(a.data, (pos+aheadRecords*total)&a.mask))
 }

@@ -14,9 +14,8 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
-// mapping holds the two mmap'd regions of a kernel ring buffer: the
-// consumer page, which only a reader may write, and the producer page
-// with the data area, which only a user ring buffer's writer may write.
+// mapping holds a ring's consumer page, writable only by a reader, and its
+// producer page and data area, writable only by a user ring buffer's writer.
 type mapping struct {
 	consumerPage []byte
 	producerArea []byte
@@ -29,7 +28,7 @@ func mapRing(fd int, size uint64, producer bool) (*mapping, *ring, error) {
 		consumerProt, producerProt = producerProt, consumerProt
 	}
 	page := uint64(os.Getpagesize())
-	if page+2*size > math.MaxInt { // a 32-bit process: the data area is mapped twice
+	if page+2*size > math.MaxInt { // 32-bit: the data area is mapped twice
 		return nil, nil, fmt.Errorf("mmap ring buffer of %d bytes: twice that is more than the address space: %w", size, unix.ENOMEM)
 	}
 	consumerPage, err := unix.Mmap(fd, 0, int(page), consumerProt, unix.MAP_SHARED)
@@ -43,12 +42,8 @@ func mapRing(fd int, size uint64, producer bool) (*mapping, *ring, error) {
 	}
 	readers.AddRingMemory(producerArea)
 	m := &mapping{consumerPage: consumerPage, producerArea: producerArea}
-	rg, err := newRing(
-		(*uint64)(unsafe.Pointer(&consumerPage[0])),
-		(*uint64)(unsafe.Pointer(&producerArea[0])),
-		unsafe.Pointer(&producerArea[page]),
-		size,
-	)
+	rg, err := newRing((*uint64)(unsafe.Pointer(&consumerPage[0])), (*uint64)(unsafe.Pointer(&producerArea[0])),
+		unsafe.Pointer(&producerArea[page]), size)
 	if err != nil {
 		m.unmap()
 		return nil, nil, err
@@ -67,9 +62,8 @@ func (m *mapping) unmap() error {
 	return err
 }
 
-// retire turns a writer's ring, which it touches without a lock, into
-// private anonymous memory until unmap: an access racing with Close
-// lands there instead of faulting or reaching the map.
+// retire makes a writer's ring, touched without a lock, anonymous memory until
+// unmap: an access racing with Close neither faults nor reaches the map.
 func (m *mapping) retire() error {
 	var err error
 	for _, kept := range []*[]byte{&m.consumerPage, &m.producerArea} {

@@ -9,8 +9,7 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-// mapping stands in for the Linux mapping: NewReader fails before one is
-// made.
+// mapping stands in for Linux's: NewReader fails before one is made.
 type mapping struct{}
 
 func mapRing(int, uint64, bool) (*mapping, *ring, error) {

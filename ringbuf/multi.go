@@ -9,11 +9,10 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-// MultiReader reads several ring buffer maps as one stream through one
-// epoll, as libbpf's ring_buffer__add does (a ring per CPU, say), each
-// ring with Reader's contract. Rings with records take turns, a batch
-// each; rings may differ in size, and records of different rings come in
-// no particular order.
+// MultiReader reads several ring buffer maps, of any sizes, as one stream
+// through one epoll, as libbpf's ring_buffer__add does, each ring with
+// Reader's contract. Rings with records take turns, a batch each; records of
+// different rings come in no particular order.
 type MultiReader struct {
 	*rings
 }
@@ -32,9 +31,8 @@ func NewMultiReader(maps ...*ebpf.Map) (*MultiReader, error) {
 	return mr, nil
 }
 
-// NewMultiReaderFromMapOfMaps reads the ring buffers an array or hash of
-// maps with 4-byte keys holds when it starts, each once; a record's Ring
-// is its key.
+// NewMultiReaderFromMapOfMaps reads the ring buffers in an array or hash of
+// maps with 4-byte keys at the start, each once; [Record.Ring] is the key.
 func NewMultiReaderFromMapOfMaps(outer *ebpf.Map) (*MultiReader, error) {
 	maps, keys, err := innerMaps(outer)
 	defer func() {
@@ -52,8 +50,7 @@ func NewMultiReaderFromMapOfMaps(outer *ebpf.Map) (*MultiReader, error) {
 	return nil, fmt.Errorf("ringbuf: %w", err)
 }
 
-// innerMaps opens the ring buffers outer holds; it returns those it
-// opened with an error too.
+// innerMaps opens outer's ring buffers, also returning those opened on error.
 func innerMaps(outer *ebpf.Map) (maps []*ebpf.Map, keys []int, err error) {
 	if outer == nil {
 		return nil, nil, errors.New("nil map")
@@ -82,12 +79,28 @@ func innerMaps(outer *ebpf.Map) (maps []*ebpf.Map, keys []int, err error) {
 	return maps, keys, nil
 }
 
+// newMultiReader refuses a ring given twice, by any handle, before opening.
 func newMultiReader(maps []*ebpf.Map, keys []int) (*MultiReader, error) {
 	if len(maps) == 0 {
 		return nil, errors.New("no ring buffers to read")
 	}
-	if err := distinctMaps(maps, keys); err != nil {
-		return nil, err
+	seen := make(map[ebpf.MapID]int, len(maps))
+	for i, m := range maps {
+		if err := checkMap(m); err != nil {
+			return nil, fmt.Errorf("ring %d: %w", keys[i], err)
+		}
+		info, err := m.Info()
+		if err != nil {
+			return nil, fmt.Errorf("ring %d: %w", keys[i], err)
+		}
+		id, ok := info.ID()
+		if !ok {
+			continue // the kernel tells no IDs (before 4.13): nothing to compare
+		}
+		if j, dup := seen[id]; dup {
+			return nil, fmt.Errorf("ring %d and ring %d are the same map (ID %d)", keys[j], keys[i], id)
+		}
+		seen[id] = i
 	}
 	rs := &rings{}
 	if err := rs.open(maps, keys); err != nil {
@@ -96,34 +109,10 @@ func newMultiReader(maps []*ebpf.Map, keys []int) (*MultiReader, error) {
 	return &MultiReader{rs}, nil
 }
 
-// distinctMaps refuses a ring given twice, by any handle.
-func distinctMaps(maps []*ebpf.Map, keys []int) error {
-	seen := make(map[ebpf.MapID]int, len(maps))
-	for i, m := range maps {
-		if err := checkMap(m); err != nil {
-			return fmt.Errorf("ring %d: %w", keys[i], err)
-		}
-		info, err := m.Info()
-		if err != nil {
-			return fmt.Errorf("ring %d: %w", keys[i], err)
-		}
-		id, ok := info.ID()
-		if !ok {
-			continue // the kernel tells no IDs (before 4.13): nothing to compare
-		}
-		if j, dup := seen[id]; dup {
-			return fmt.Errorf("ring %d and ring %d are the same map (ID %d)", keys[j], keys[i], id)
-		}
-		seen[id] = i
-	}
-	return nil
-}
-
 // Rings returns how many rings the MultiReader reads.
 func (mr *MultiReader) Rings() int { return len(mr.consumers) }
 
-// Positions is [Reader.Positions] for one ring, named as [Record.Ring]
-// names it.
+// Positions is [Reader.Positions] for ring, as [Record.Ring] names it.
 func (mr *MultiReader) Positions(ring int) (RingPositions, error) {
 	for i, key := range mr.keys {
 		if key == ring {
@@ -142,9 +131,8 @@ func (mr *MultiReader) Flush() error { return mr.engine.Flush() }
 // Close is [Reader.Close] for every ring at once.
 func (mr *MultiReader) Close() error { return mr.engine.Close(nil) }
 
-// ReadinessFD is [Reader.ReadinessFD] for every ring at once: readable
-// while one of them holds records no loop body holds, a Flush waits for
-// the next read, or the MultiReader is closed.
+// ReadinessFD is [Reader.ReadinessFD] for every ring at once: readable while
+// one holds records no loop body holds, a Flush waits, or once closed.
 func (mr *MultiReader) ReadinessFD() (int, error) { return mr.readinessFD() }
 
 // Records is [Reader.Records] over every ring ([Record.Ring]).

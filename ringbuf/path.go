@@ -17,8 +17,7 @@ const (
 	pathUpstream                 // a WindowsRingBuf map, by cilium/ebpf's reader: the copy API
 )
 
-// choosePath picks the path for a map of type typ on goos, a pure
-// function, so that tests on Linux check where a Windows map goes.
+// choosePath is pure so that tests on Linux check where a Windows map goes.
 func choosePath(typ ebpf.MapType, goos string) (readPath, error) {
 	switch {
 	case goos == "linux" && typ == ebpf.RingBuf:
@@ -33,8 +32,7 @@ func choosePath(typ ebpf.MapType, goos string) (readPath, error) {
 	return 0, fmt.Errorf("map type %s is not a ring buffer (%s on Linux, %s on Windows)", typ, ebpf.RingBuf, ebpf.WindowsRingBuf)
 }
 
-// requireMapped is choosePath for a reader that maps its rings: a map for
-// pathUpstream gets errCopyOnly.
+// requireMapped is choosePath for a reader that maps its rings.
 func requireMapped(typ ebpf.MapType, goos string) error {
 	path, err := choosePath(typ, goos)
 	if err == nil && path != pathMapped {
@@ -43,8 +41,7 @@ func requireMapped(typ ebpf.MapType, goos string) error {
 	return err
 }
 
-// ringSize returns the size of the data area of m, a ring buffer or a
-// user ring buffer: a power-of-two number of pages.
+// ringSize returns the size of m's data area, a power-of-two number of pages.
 func ringSize(m *ebpf.Map) (uint64, error) {
 	size := uint64(m.MaxEntries())
 	if size == 0 || size&(size-1) != 0 || size%uint64(os.Getpagesize()) != 0 {
@@ -53,8 +50,8 @@ func ringSize(m *ebpf.Map) (uint64, error) {
 	return size, nil
 }
 
-// checkMap refuses a nil map, and a closed one with EBADF, as the kernel
-// would: before its type, flags or size, which a closed Map still reports.
+// checkMap refuses a nil map, and a closed one with EBADF as the kernel would,
+// before its type, flags or size, which a closed Map still reports.
 func checkMap(m *ebpf.Map) error {
 	switch {
 	case m == nil:

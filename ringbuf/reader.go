@@ -81,25 +81,23 @@ func (r *Reader) Close() error { return r.engine.Close(nil) }
 // ReadinessFD returns a file descriptor readable exactly while a read with
 // the deadline passed would return at once: records wait that no read,
 // loop body or Peek view holds, a [Reader.Flush] waits for the next read
-// that finds the ring empty, or the Reader is closed. With it an event
-// loop serves the ring beside sockets and timers (epoll, poll, or
-// [os.NewFile]), as with libbpf's ring_buffer__epoll_fd: read what it
-// announces with a deadline already passed ([Reader.SetDeadline]) until a
-// read returns [os.ErrDeadlineExceeded] or [ErrFlushed] (see the example).
+// that finds the ring empty, or the Reader is closed. An event loop serves
+// the ring beside sockets and timers with it (epoll, poll, [os.NewFile]),
+// as with libbpf's ring_buffer__epoll_fd: read what it announces with a
+// deadline already passed ([Reader.SetDeadline]) until a read returns
+// [os.ErrDeadlineExceeded] or [ErrFlushed] (see the example).
 //
-// It is an eventfd the Reader sets after every operation. Records
-// committed while nobody reads show through the kernel's wake-up: those
-// submitted with BPF_RB_NO_WAKEUP only once something else wakes or reads
-// the Reader, those behind a record a loop body or Peek view holds within
-// a millisecond. A record being written counts as waiting, as do
-// discarded ones until a read skips them: a read may then find nothing.
+// It is an eventfd set after every operation and by the kernel's wake-up:
+// records submitted with BPF_RB_NO_WAKEUP show once something else wakes
+// or reads the Reader, those behind a held record within a millisecond. A
+// record being written, or discarded and not yet skipped, counts as
+// waiting: a read may then find nothing.
 //
-// It is made on the first call, with a goroutine that waits in
-// epoll_wait (a thread while it waits), and the same on later calls. The Reader closes it with its other
-// resources, when Close returns or once the last loop body or Peek view
-// ends: do not close it (wrap a [golang.org/x/sys/unix.Dup] of it in an
-// *os.File), and remove it from your poller before Close, since a closed
-// descriptor does not wake a poller reliably. It returns -1 and
-// [ErrClosed] once closed, -1 and an error matching
-// [ebpf.ErrNotSupported] on Windows.
+// It is made on the first call, with a goroutine waiting in epoll_wait,
+// and returned again on later calls. The Reader closes it with its other
+// resources, once closed and the last loop body or Peek view has ended: do
+// not close it (wrap a [golang.org/x/sys/unix.Dup] of it in an *os.File),
+// and remove it from your poller before Close. It returns -1 and
+// [ErrClosed] once closed, -1 and an error matching [ebpf.ErrNotSupported]
+// on Windows.
 func (r *Reader) ReadinessFD() (int, error) { return r.readinessFD() }

@@ -10,9 +10,9 @@ import (
 	upstream "github.com/cilium/ebpf/ringbuf"
 )
 
-// Reader reads records from a WindowsRingBuf map through cilium/ebpf's
-// ringbuf.Reader, whose copy API and errors are ours; the zero-copy API
-// returns an error matching [ebpf.ErrNotSupported].
+// Reader reads a WindowsRingBuf map through cilium/ebpf's ringbuf.Reader,
+// whose copy API and errors are ours; the zero-copy API returns an error
+// matching [ebpf.ErrNotSupported].
 type Reader struct {
 	rd *upstream.Reader
 }
@@ -77,6 +77,5 @@ func (r *Reader) ReadinessFD() (int, error) {
 	return -1, fmt.Errorf("ringbuf: readiness descriptor of a %s map: %w", ebpf.WindowsRingBuf, ebpf.ErrNotSupported)
 }
 
-// Positions returns an error matching [ebpf.ErrNotSupported]: the
-// positions are the runtime's.
+// Positions returns an error matching [ebpf.ErrNotSupported].
 func (r *Reader) Positions() (RingPositions, error) { return RingPositions{}, errCopyOnly }

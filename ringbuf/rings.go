@@ -12,8 +12,8 @@ import (
 	"github.com/ebpf-zc/ebpf/internal/readers"
 )
 
-// rings is what Reader, MultiReader and RawReader are made of: a consumer
-// per ring, under one engine.
+// rings is a consumer per ring under one engine: Reader, MultiReader and
+// RawReader.
 type rings struct {
 	engine    readers.Engine
 	consumers []consumer
@@ -26,7 +26,6 @@ type resources struct {
 	mappings []*mapping
 }
 
-// free releases the resources, once.
 func (res *resources) free() error {
 	err := res.closePoller()
 	for _, m := range res.mappings {
@@ -42,8 +41,7 @@ func (res *resources) closePoller() (err error) {
 	return err
 }
 
-// open maps and polls the maps and starts rs on them; keys are their
-// Record.Ring (nil for a Reader).
+// open maps and polls the maps and starts rs on them.
 func (rs *rings) open(maps []*ebpf.Map, keys []int) (err error) {
 	rs.keys = keys
 	res := &resources{}
@@ -83,8 +81,7 @@ func (rs *rings) start(mapped []*ring, res *resources) error {
 	return nil
 }
 
-// mapRingMap maps m, a ring buffer this platform maps, in overwrite mode
-// if overwrite (for a SnapshotReader), else not.
+// mapRingMap maps m, refusing it unless its overwrite mode is overwrite.
 func mapRingMap(m *ebpf.Map, overwrite bool) (*mapping, *ring, error) {
 	if err := checkMap(m); err != nil {
 		return nil, nil, err
@@ -105,14 +102,11 @@ func mapRingMap(m *ebpf.Map, overwrite bool) (*mapping, *ring, error) {
 	return mapRing(m.FD(), size, false)
 }
 
-// heldClaimPoll bounds a wait while a claim is held: the kernel wakes
-// only a reader that caught up. Not tuned: a bound on how late such a
-// reader learns of records (BenchmarkWakeBehindHeldView,
-// testdata/ringbuf/held-view.txt).
+// heldClaimPoll bounds a wait while a claim is held, as the kernel wakes
+// only a reader that caught up. Not tuned (BenchmarkWakeBehindHeldView).
 const heldClaimPoll = time.Millisecond
 
-// engineBuffers is rings as the engine's readers.Buffers, whose methods
-// the readers do not have.
+// engineBuffers is rings as readers.Buffers, its methods kept off the readers.
 type engineBuffers rings
 
 func (b *engineBuffers) Len() int         { return len(b.consumers) }

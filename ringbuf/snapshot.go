@@ -16,28 +16,23 @@ import (
 // loop started while another of the same reader runs.
 var ErrConcurrentSnapshot = errors.New("concurrent use of Snapshot: another snapshot loop of this reader runs")
 
-// snapshotAttempts bounds the copies of one snapshot (take).
-const snapshotAttempts = 4
+const snapshotAttempts = 4 // copies of one snapshot (take)
 
-// snapshotCopied, set by tests, runs between a copy and its re-check.
-var snapshotCopied func()
+var snapshotCopied func() // set by tests: runs between a copy and its re-check
 
 // SnapshotReader reads an overwrite-mode ring buffer (BPF_F_RB_OVERWRITE,
-// Linux 6.19+), whose producer overwrites the oldest records when the
-// ring is full, which the other readers refuse. Each
-// [SnapshotReader.Snapshot] copies out the records no earlier one handed
-// out; one overwritten while copied is dropped, never handed out torn,
-// and counted in [SnapshotReader.Stats]. One snapshot loop runs at a
+// Linux 6.19+), whose producer overwrites the oldest records when the ring
+// is full. Each [SnapshotReader.Snapshot] copies out the records no earlier
+// one handed out; one overwritten while copied is dropped, never handed out
+// torn, and counted in [SnapshotReader.Stats]. One snapshot loop runs at a
 // time; Stats and Close may be called at any time, from a loop body too.
 type SnapshotReader struct {
 	mu           sync.Mutex // guards the mapping and stats, and next but for a loop's moves
 	mapping      *mapping   // nil once closed
 	ring         *ring
 	overwritePos position
-	// next is the position before which records were handed out or
-	// lost, with closedBit once closed. A loop moves it past each record
-	// it hands out with a compare-and-swap, which fails once closed: Close
-	// knows at once what was handed out.
+	// next: records before it were handed out or lost; closedBit once
+	// closed, so that a loop's compare-and-swap past a record fails.
 	next    atomic.Uint64
 	stats   SnapshotStats
 	cleanup runtime.Cleanup
@@ -48,30 +43,27 @@ type SnapshotReader struct {
 	inLoop     atomic.Bool   // a Snapshot loop runs
 }
 
-// closedBit marks next once closed: next is 8-byte aligned.
-const closedBit = 1
+const closedBit = 1 // in next, which is 8-byte aligned
 
 // SnapshotStats counts what a [SnapshotReader] handed out and lost. With
-// records of one size, Records plus LostBytes over that size is the number
-// of records committed up to the last snapshot's end.
+// records of one size, Records + LostBytes/size is the number of records
+// committed up to the last snapshot's end.
 type SnapshotStats struct {
 	// Records is the number of records handed out.
 	Records uint64
-	// LostBytes is the ring space, headers and padding included, of the
-	// records overwritten before a snapshot handed them out, discarded
-	// ones among them: how far the kernel's overwrite position moved past
-	// the position handed out up to.
+	// LostBytes is how far the overwrite position moved past the position
+	// handed out up to: the space, headers and padding too, of the records
+	// (discarded ones too) overwritten before a snapshot handed them out.
 	LostBytes uint64
-	// Torn is the number of records a snapshot copied while the producer
-	// overwrote them: dropped, their space in LostBytes.
+	// Torn is the number of records overwritten while a snapshot copied
+	// them: dropped, their space in LostBytes.
 	Torn uint64
 }
 
-// NewSnapshotReader maps m, an overwrite-mode ring buffer, for snapshots,
-// starting after the records an earlier reader handed out (the kernel's
-// consumer position). A ring without BPF_F_RB_OVERWRITE is refused with an
-// error wrapping [ebpf.ErrNotSupported], a closed map with one wrapping
-// [syscall.EBADF].
+// NewSnapshotReader maps m, an overwrite-mode ring buffer, starting after
+// the records an earlier reader handed out (the consumer position). A ring
+// without BPF_F_RB_OVERWRITE gives an error wrapping [ebpf.ErrNotSupported],
+// a closed map one wrapping [syscall.EBADF].
 func NewSnapshotReader(m *ebpf.Map) (*SnapshotReader, error) {
 	mp, rg, err := mapRingMap(m, true)
 	if err != nil {
@@ -95,15 +87,13 @@ func newSnapshotReader(mp *mapping, rg *ring) (*SnapshotReader, error) {
 	return r, nil
 }
 
-// Snapshot returns a loop over the records no earlier snapshot handed
-// out, in the order the producers reserved them. The copy is taken when
-// the loop starts; records committed later, and those from a record still
-// being written on, wait for the next snapshot.
-//
-// Each sample is a slice of the reader's copy, valid until the body
-// returns. A record counts as handed out when yielded: those after a break
-// stay for the next snapshot, unless overwritten first. An error ends the
-// loop as its last pair: [ErrClosed] once closed (also from the body),
+// Snapshot returns a loop over the records no earlier snapshot handed out,
+// in the order reserved, copied when the loop starts; records committed
+// later, and those from a record still being written on, wait for the next.
+// Each sample is a slice of the reader's copy, valid until the body returns.
+// A record counts as handed out when yielded: those after a break stay for
+// the next snapshot, unless overwritten first. An error ends the loop as its
+// last pair: [ErrClosed] once closed (also from the body),
 // [ErrConcurrentSnapshot], or [ErrCorrupt] after the records before a bad
 // header, where every snapshot stops.
 func (r *SnapshotReader) Snapshot() iter.Seq2[[]byte, error] {
@@ -123,9 +113,9 @@ func (r *SnapshotReader) Snapshot() iter.Seq2[[]byte, error] {
 		for pos != end {
 			off := pos - r.copiedFrom
 			h := header(*(*uint32)(unsafe.Pointer(&r.copied[off])))
-			// Handed out from here on, unless Close came first. One
-			// compare-and-swap a record (BenchmarkSnapshotFakeRing): one a
-			// batch would have Close publish records not handed out.
+			// One compare-and-swap a record, failing once closed
+			// (BenchmarkSnapshotFakeRing): a batch's would let Close publish
+			// records not handed out.
 			if !r.next.CompareAndSwap(pos, pos+h.total()) {
 				yield(nil, ErrClosed)
 				return
@@ -152,10 +142,10 @@ func (r *SnapshotReader) Stats() SnapshotStats {
 	return r.stats
 }
 
-// Close unmaps the ring; a running loop ends with [ErrClosed] at its next
-// record, and only a copy in progress is waited for. It first publishes
-// the position handed out up to, so that the next SnapshotReader of the
-// map hands out none of those records again. A second Close returns nil.
+// Close unmaps the ring, waiting only for a copy in progress; a running loop
+// ends with [ErrClosed] at its next record. It first publishes the position
+// handed out up to, so that no later SnapshotReader of the map hands those
+// records out again. A second Close returns nil.
 func (r *SnapshotReader) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -170,17 +160,12 @@ func (r *SnapshotReader) Close() error {
 	return mp.unmap()
 }
 
-// take copies the records from the handed-out position to the first busy
-// one, or the producer position, into r.copied, and returns the range of
-// those copied intact, with ErrCorrupt if a bad header ends it; or an
-// empty range with the error that ends the snapshot.
-//
-// A read-modify-write orders the copy's loads before a new load of the
-// overwrite position: records from there on were not overwritten when
-// copied (ring.go), those before it are dropped. Those were walked along
-// headers the producer may have rewritten, so the rest is kept only if
-// the walk landed on the overwrite position; else the copy is taken again
-// from there, at most snapshotAttempts times.
+// take copies into r.copied the records from next to the first busy one or
+// the producer, and returns the range copied intact (with ErrCorrupt if a
+// bad header ends it), or an empty one with the error that ends the
+// snapshot. The fence orders the copy before the re-load of the overwrite
+// position; what it passed is dropped, and the rest kept only if the walk
+// landed on it, else copied again (docs/ringbuf.md, "Never torn").
 func (r *SnapshotReader) take() (start, end uint64, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -224,8 +209,7 @@ func (r *SnapshotReader) take() (start, end uint64, err error) {
 	return next, next, nil
 }
 
-// copyLocked copies the records from start to producer, or to the first
-// busy or bad one, and returns where it stopped.
+// copyLocked copies records from start up to producer or a busy or bad one.
 func (r *SnapshotReader) copyLocked(start, producer uint64) (end uint64, err error) {
 	rg := r.ring
 	if n := producer - start; int64(n) > 0 && uint64(cap(r.copied)) < n {
@@ -251,8 +235,8 @@ func (r *SnapshotReader) copyLocked(start, producer uint64) (end uint64, err err
 	return pos, nil
 }
 
-// dropTornLocked counts the records copied before overwritten as torn,
-// and reports whether the walk along their headers landed on it.
+// dropTornLocked counts the records copied before overwritten as torn, and
+// reports whether the walk along their headers landed on it.
 func (r *SnapshotReader) dropTornLocked(start, end, overwritten uint64) (landed bool) {
 	pos := start
 	for int64(overwritten-pos) > 0 && int64(end-pos) > 0 {
@@ -272,8 +256,7 @@ func (r *SnapshotReader) skipToLocked(pos uint64) {
 	}
 }
 
-// handedOut counts the records a loop handed out, and publishes next for
-// BPF_RB_AVAIL_DATA and poll.
+// handedOut counts a loop's records and publishes next (BPF_RB_AVAIL_DATA, poll).
 func (r *SnapshotReader) handedOut(records uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

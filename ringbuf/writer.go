@@ -33,12 +33,10 @@ import (
 
 var (
 	// ErrRecordTooLarge is returned by Reserve and Write for a record the
-	// ring can never hold: with its header larger than the ring, or than a
-	// dynptr can describe (16 MiB - 1).
+	// ring, or a dynptr (16 MiB - 1), can never hold.
 	ErrRecordTooLarge = errors.New("record larger than the ring can hold")
-	// ErrNotReserved is returned by Submit and Discard, changing nothing,
-	// for a Reservation not outstanding in this Writer: finished already,
-	// the zero Reservation, or another Writer's.
+	// ErrNotReserved is returned by Submit and Discard, changing nothing, for a
+	// Reservation finished already, the zero one, or another Writer's.
 	ErrNotReserved = errors.New("reservation not outstanding in this writer")
 )
 
@@ -47,10 +45,9 @@ const maxDynptrSize = 1<<24 - 1
 
 // Writer writes records to a BPF_MAP_TYPE_USER_RINGBUF map, which a BPF
 // program drains with bpf_user_ringbuf_drain. Every method may be called
-// from any goroutine at any time, and reservations submitted in any order:
-// the kernel takes records in the order reserved, up to the first not yet
-// submitted. One Writer per map: the kernel does not arbitrate between
-// producers in user space.
+// from any goroutine, and reservations submitted in any order: the kernel
+// takes records in the order reserved, up to the first not yet submitted.
+// One Writer per map.
 type Writer struct {
 	mu       sync.Mutex // guards producer, and the ring while reserving
 	rg       *ring      // we move producerPos, the kernel consumerPos
@@ -58,24 +55,22 @@ type Writer struct {
 	maxLen   int        // the largest record Reserve accepts
 	wait     *epoll.Waiter
 	closed   atomic.Bool // read without mu by Submit and Discard
-	res      *resources  // its mapping outlives Close (mapping.retire) until Go collects the Writer
+	res      *resources  // its mapping outlives Close (retired) until Go collects the Writer
 	cleanup  runtime.Cleanup
 }
 
 // Reservation is space for one record, outstanding until [Writer.Submit]
-// or [Writer.Discard] accepts it, once. It is 32 bytes on 64-bit
-// platforms, which the compiler keeps in registers (BenchmarkWrite).
+// or [Writer.Discard] accepts it, once.
 type Reservation struct {
-	// RawSample is the record's payload in the ring, to fill in place
-	// until Submit or Discard; its capacity is its length. Submit and
-	// Discard find the record by where it starts: do not reslice its front.
+	// RawSample is the record's payload in the ring, to fill in place until
+	// Submit or Discard; its capacity is its length. Do not reslice its front:
+	// Submit and Discard find the record by where it starts.
 	RawSample []byte
-	pos       uint64 // the record's position in the ring
+	pos       uint64 // no more fields: 32 bytes stay in registers (BenchmarkWrite)
 }
 
 // NewWriter creates a Writer for an ebpf.UserRingbuf map, continuing from
-// the producer position the map holds. A closed map is refused with an
-// error wrapping [syscall.EBADF].
+// its producer position; a closed map gives an error wrapping [syscall.EBADF].
 func NewWriter(m *ebpf.Map) (*Writer, error) {
 	if err := checkMap(m); err != nil {
 		return nil, fmt.Errorf("ringbuf: writer: %w", err)
@@ -128,8 +123,8 @@ func newWriter(rg *ring, res *resources) (*Writer, error) {
 // BufferSize returns the size of the ring's data area in bytes.
 func (w *Writer) BufferSize() int { return int(w.rg.size) }
 
-// AvailableBytes returns how many bytes of the ring are free, 0 once
-// closed; a record of n bytes takes n+8 rounded up to a multiple of 8.
+// AvailableBytes returns how many bytes of the ring are free, 0 once closed;
+// a record of n bytes takes n+8 rounded up to a multiple of 8.
 func (w *Writer) AvailableBytes() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -143,13 +138,11 @@ func (w *Writer) freeLocked() uint64 {
 	return w.rg.size - (w.producer - w.rg.consumerPos.load(w.producer))
 }
 
-// Reserve reserves n bytes for a record, to be filled in place and passed
-// to [Writer.Submit] or [Writer.Discard]; until then the kernel takes no
-// record reserved after it. With the ring too full it waits for a drain
-// (one with BPF_RB_NO_WAKEUP wakes nobody) until Close, Flush or the
-// deadline end the wait with [ErrClosed], [ErrFlushed] or
-// os.ErrDeadlineExceeded. A record the ring can never hold fails at once
-// with [ErrRecordTooLarge].
+// Reserve reserves n bytes for a record, to fill in place and pass to
+// [Writer.Submit] or [Writer.Discard]; until then the kernel takes no record
+// reserved after it. With the ring too full it waits for a drain (one with
+// BPF_RB_NO_WAKEUP wakes nobody), or [ErrClosed], [ErrFlushed] or
+// os.ErrDeadlineExceeded; too large a record fails with [ErrRecordTooLarge].
 func (w *Writer) Reserve(n int) (Reservation, error) {
 	if uint(n) > uint(w.maxLen) {
 		return Reservation{}, w.tooLarge(n)
@@ -167,10 +160,9 @@ func (w *Writer) Reserve(n int) (Reservation, error) {
 	return r, nil
 }
 
-// ReserveBatch reserves into rs up to len(rs) records of n bytes each,
-// one after the other, as many as fit and at least one, waiting as
-// [Writer.Reserve] does, and returns how many; each is finished on its
-// own. With len(rs) == 0 it returns 0 at once.
+// ReserveBatch reserves into rs up to len(rs) records of n bytes each, as
+// many as fit and at least one, waiting as [Writer.Reserve] does, and returns
+// how many; each is finished on its own. With len(rs) == 0 it returns 0.
 func (w *Writer) ReserveBatch(rs []Reservation, n int) (int, error) {
 	if uint(n) > uint(w.maxLen) {
 		return 0, w.tooLarge(n)
@@ -218,10 +210,9 @@ func (w *Writer) tooLarge(n int) error {
 	return fmt.Errorf("%w: %d bytes, at most %d in a ring of %d", ErrRecordTooLarge, n, w.maxLen, w.rg.size)
 }
 
-// waitForSpaceLocked returns once total bytes are free, or unlocks w.mu
-// and returns the error that ends the wait. Only a reservation that waits
-// counts with the waiter: a Flush with nobody waiting ends the next wait,
-// not the next Reserve.
+// waitForSpaceLocked returns once total bytes are free, or unlocks w.mu and
+// returns the error that ends the wait. Only a reservation that waits begins
+// a wait: a Flush with nobody waiting ends the next wait, not the next Reserve.
 func (w *Writer) waitForSpaceLocked(total uint64) (err error) {
 	var ticket epoll.Ticket
 	waiting := false
@@ -254,19 +245,16 @@ func (w *Writer) waitForSpaceLocked(total uint64) (err error) {
 	}
 }
 
-// Submit makes a reserved record visible to the kernel. It returns
-// [ErrNotReserved] for a Reservation not outstanding in this Writer, and
-// [ErrClosed] if Close discarded it first.
+// Submit makes a reserved record visible to the kernel; it returns
+// [ErrNotReserved] if r is not outstanding, [ErrClosed] if Close discarded it.
 func (w *Writer) Submit(r Reservation) error { return w.finish(r, 0) }
 
 // Discard drops a reserved record, which the kernel skips; it fails as
 // Submit does.
 func (w *Writer) Discard(r Reservation) error { return w.finish(r, discardBit) }
 
-// finish clears the busy bit of r's header, adding flag, if r is this
-// Writer's and outstanding: busy, and not consumed past (loaded after the
-// header, so that the header read was r's). The kernel never consumes a
-// busy record, so a stale Reservation shows in the positions.
+// finish clears r's busy bit, adding flag, if r is this Writer's, busy, and
+// not consumed past: loaded after the header, so that the header read was r's.
 func (w *Writer) finish(r Reservation, flag uint32) error {
 	if w.owns(r) {
 		hdr := w.headerWordAt(r.pos)
@@ -280,7 +268,6 @@ func (w *Writer) finish(r Reservation, flag uint32) error {
 	return w.notFinished(r)
 }
 
-// owns reports whether r's RawSample starts where r.pos's would.
 func (w *Writer) owns(r Reservation) bool {
 	return unsafe.SliceData(r.RawSample) == (*byte)(unsafe.Add(w.rg.data, r.pos&w.rg.mask+headerSize))
 }
@@ -298,8 +285,8 @@ func (w *Writer) notFinished(r Reservation) error {
 		ErrNotReserved, r.pos)
 }
 
-// Write writes p as one record, waiting for space as [Writer.Reserve]
-// does, and returns len(p) once it is submitted.
+// Write writes p as one record, waiting as [Writer.Reserve] does, and
+// returns len(p) once it is submitted.
 func (w *Writer) Write(p []byte) (int, error) {
 	r, err := w.Reserve(len(p))
 	if err != nil {
@@ -312,29 +299,27 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// SetDeadline sets when blocked reservations give up with
-// os.ErrDeadlineExceeded, also those waiting already; the zero time
-// removes it.
+// SetDeadline sets when blocked reservations, also those waiting already,
+// give up with os.ErrDeadlineExceeded; the zero time removes it.
 func (w *Writer) SetDeadline(t time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.wait.SetDeadline(t)
 }
 
-// Flush makes the reservations waiting for space, or with none the next
-// to wait, return [ErrFlushed].
+// Flush makes the waiting reservations, or else the next to wait, return
+// [ErrFlushed].
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.wait.Flush()
 }
 
-// Close stops the Writer: blocked and later reservations return
-// [ErrClosed], as do Submit and Discard of those outstanding, which Close
-// discards so that the kernel does not wait for them; submitted records
-// stay. It returns once every blocked Reserve has; a second call returns
-// nil. The map's addresses stay as private memory until Go collects the
-// Writer, so that a write to a reservation after Close cannot fault.
+// Close stops the Writer: blocked and later reservations return [ErrClosed],
+// as do Submit and Discard of outstanding ones, which Close discards so the
+// kernel does not wait for them; submitted records stay. It returns once
+// every blocked Reserve has; a second call returns nil. The map's addresses
+// stay private memory until Go collects the Writer: a late write cannot fault.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -347,9 +332,8 @@ func (w *Writer) Close() error {
 	return errors.Join(w.res.mappings[0].retire(), w.res.closePoller())
 }
 
-// discardOutstandingLocked discards every busy record between the
-// kernel's consumer position and ours, walking the headers we wrote: the
-// kernel neither moves past a busy record nor writes a header.
+// discardOutstandingLocked discards the busy records from the kernel's
+// consumer position to ours: the kernel neither passes one nor writes headers.
 func (w *Writer) discardOutstandingLocked() {
 	for pos := w.rg.consumerPos.load(w.producer); int64(w.producer-pos) > 0; {
 		hdr := w.headerWordAt(pos)
@@ -369,9 +353,8 @@ func (w *Writer) headerWordAt(pos uint64) *uint64 {
 	return (*uint64)(unsafe.Add(w.rg.data, pos&w.rg.mask))
 }
 
-// headerWord is a record header {len; pg_off = 0} as one word, made with
-// shifts: two narrow stores read by one wide load stall store forwarding
-// (BenchmarkWrite).
+// headerWord is a header {len; pg_off = 0} as one word: two narrow stores
+// read by one wide load stall store forwarding (BenchmarkWrite).
 func headerWord(length uint32) uint64 {
 	if littleEndian {
 		return uint64(length)
