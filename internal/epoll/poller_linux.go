@@ -66,14 +66,11 @@ func (p *Poller) NewReadiness(wake func() (again bool)) (*Readiness, error) {
 	return rd, nil
 }
 
-// noPwait2 is set once epoll_pwait2 (Linux 5.11) turns out to be missing.
-var noPwait2 atomic.Bool
+var noPwait2 atomic.Bool // epoll_pwait2 (Linux 5.11) turned out to be missing
 
-// kernelTimespec is struct __kernel_timespec, 64-bit fields everywhere
-// (fs/eventpoll.c), unlike unix.Timespec.
-type kernelTimespec struct {
-	Sec, Nsec int64
-}
+// kernelTimespec is struct __kernel_timespec (fs/eventpoll.c): 64-bit
+// fields everywhere, unlike unix.Timespec.
+type kernelTimespec struct{ Sec, Nsec int64 }
 
 // Wait blocks until a registered fd is ready, a wake-up is pending, or
 // timeout passes (os.ErrDeadlineExceeded; negative: no limit); nil when
@@ -110,8 +107,8 @@ func (p *Poller) Wait(timeout time.Duration) error {
 	return err
 }
 
-// waitMsec is epoll_wait's timeout: rounded up, at most a C int (the
-// caller waits again), -1 only for timeout < 0.
+// waitMsec is epoll_wait's timeout: rounded up, at most a C int (the caller waits again),
+// -1 only for timeout < 0.
 func waitMsec(timeout time.Duration) int {
 	if timeout < 0 {
 		return -1
@@ -129,8 +126,8 @@ func (p *Poller) Wake() error { return setEventfd(p.eventFd, true) }
 // Drain clears pending wake-ups.
 func (p *Poller) Drain() error { return setEventfd(p.eventFd, false) }
 
-// Close releases the epoll instance, the eventfd and the Readiness. No
-// Wait may be running.
+// Close releases the epoll instance, the eventfd and the Readiness. No Wait
+// may be running.
 func (p *Poller) Close() error {
 	var err error
 	if p.readiness != nil {

@@ -18,7 +18,7 @@ func New() (*Poller, error) {
 	return nil, fmt.Errorf("epoll on %s: %w", runtime.GOOS, ebpf.ErrNotSupported)
 }
 
-// AddEdgeTriggered and the methods below are never reached: New fails.
+// AddEdgeTriggered and the methods below are never reached.
 func (*Poller) AddEdgeTriggered(int) error                   { return ebpf.ErrNotSupported }
 func (*Poller) AddEdgeTriggeredWritable(int) error           { return ebpf.ErrNotSupported }
 func (*Poller) Wait(time.Duration) error                     { return ebpf.ErrNotSupported }
@@ -30,7 +30,7 @@ func (*Poller) NewReadiness(func() bool) (*Readiness, error) { return nil, ebpf.
 // Readiness is not available outside Linux: NewReadiness fails.
 type Readiness struct{}
 
-// FD and the methods below are never reached: NewReadiness fails.
+// FD and the methods below are never reached.
 func (*Readiness) FD() int              { return -1 }
 func (*Readiness) Set(bool) error       { return ebpf.ErrNotSupported }
 func (*Readiness) PollIn(time.Duration) {}

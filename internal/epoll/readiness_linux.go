@@ -15,14 +15,10 @@ import (
 // readable while its owner says so (Set), and a watcher, a goroutine
 // blocked in epoll_wait on an instance of the owner's fds, which calls the
 // owner back when the kernel wakes one or a poll is due (PollIn). The
-// kernel's fds are not handed out: a perf event's poll takes the wake-up
-// it reports (perf_poll, kernel/events/core.c), and a ring buffer's stays
-// readable while a claim holds records back (ringbuf_map_poll_kern).
-//
-// The watcher waits in the system call, not in Go's poller: the poller
-// polls the instance itself, taking a perf event's wake-up, and forgets
-// what it saw when the next wait begins, so a wake-up that came while the
-// owner was called back was lost. It costs a thread while it waits.
+// kernel's fds are not handed out (perf_poll takes the wake-up it reports;
+// a ring buffer stays readable while a claim holds records back,
+// ringbuf_map_poll_kern), nor is the watcher Go's poller, which would take
+// and forget a perf wake-up (docs/architecture.md).
 type Readiness struct {
 	eventFd  int
 	readable bool // the eventfd's count is non-zero; under the owner's lock
@@ -82,8 +78,8 @@ func (rd *Readiness) Set(readable bool) error {
 	return nil
 }
 
-// PollIn has the watcher call wake within d even if no fd wakes it,
-// unless a poll is due sooner already.
+// PollIn has the watcher call wake within d even if no fd wakes it, unless
+// a poll is due sooner already.
 func (rd *Readiness) PollIn(d time.Duration) {
 	rd.mu.Lock()
 	defer rd.mu.Unlock()
@@ -139,9 +135,9 @@ func (rd *Readiness) run(wake func() bool) {
 	}
 }
 
-// Close stops the watcher and closes the fds; it waits for the watcher
-// only to leave epoll_wait, never for its call to the owner, so that the
-// owner may call Close under the lock its wake takes.
+// Close stops the watcher and closes the fds; it waits for the watcher only
+// to leave epoll_wait, never for its call to the owner, which may call
+// Close under the lock wake takes.
 func (rd *Readiness) Close() error {
 	rd.mu.Lock()
 	rd.closing = true
@@ -185,8 +181,8 @@ func newEventfd() (int, error) {
 	return fd, nil
 }
 
-// setEventfd makes eventfd fd readable (set) or not; EAGAIN, no count
-// to take or a full one, is no error.
+// setEventfd makes eventfd fd readable (set) or not; EAGAIN (no count, or a
+// full one) is no error.
 func setEventfd(fd int, set bool) error {
 	buf := [8]byte{1}
 	var err error

@@ -7,7 +7,7 @@ import (
 )
 
 // Waiter is where the goroutines of one reader wait, with the rules that
-// end a wait (docs/architecture.md, "Waiter"); under its owner's mutex.
+// end a wait (docs/architecture.md); under its owner's mutex.
 type Waiter struct {
 	mu      *sync.Mutex
 	poller  *Poller
@@ -91,8 +91,8 @@ func (w *Waiter) Closed() bool { return w.closed }
 // Idle reports whether no goroutine sleeps.
 func (w *Waiter) Idle() bool { return !w.polling && w.sleepers == 0 }
 
-// FlushPending reports whether a Flush waits for the next read that
-// finds nothing.
+// FlushPending reports whether a Flush waits for the next read that finds
+// nothing.
 func (w *Waiter) FlushPending() bool { return w.flushForNext }
 
 // Check returns, for t's read that found nothing, how long it may sleep
@@ -113,9 +113,9 @@ func (w *Waiter) Check(t *Ticket) (time.Duration, error) {
 	return 0, os.ErrDeadlineExceeded
 }
 
-// Sleep gives up the mutex until a record may have arrived, Wake is
-// called, or timeout passes (negative: no limit). One sleeper waits in
-// epoll, the others until it wakes them.
+// Sleep gives up the mutex until a record may have arrived, Wake is called,
+// or timeout passes (negative: no limit). One sleeper waits in epoll, the
+// others until it wakes them.
 func (w *Waiter) Sleep(timeout time.Duration) {
 	if timeout < 0 {
 		w.unbounded++
@@ -185,8 +185,8 @@ func (w *Waiter) SetDeadline(t time.Time) {
 	w.Wake()
 }
 
-// Flush makes every read and loop in progress, or with none the next,
-// end with the flush error once it finds nothing to read.
+// Flush makes every read and loop in progress, or with none the next, end
+// with the flush error once it finds nothing to read.
 func (w *Waiter) Flush() error {
 	if w.closed {
 		return os.ErrClosed

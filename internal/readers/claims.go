@@ -8,13 +8,12 @@ type Claim struct {
 }
 
 // BatchBytes bounds every batch's walk of a buffer of size bytes, and what
-// a loop claims of it when others read too: a publish at least every
-// 256 KiB. Without the cap, Zen 3 read +10 % at 1 KiB and -6 % at 2 KiB
-// (testdata/ringbuf/amd-zen3/mode-order/batch-bytes.*), so it stays.
+// a loop claims of it when others read too: a publish at least every 256
+// KiB (docs/batch-walk.md).
 func BatchBytes(size uint64) uint64 { return min(size/8, 256<<10) }
 
 // Claims is one buffer's claims, held or returned, oldest first
-// (docs/architecture.md, "Claim").
+// (docs/architecture.md).
 type Claims struct {
 	pos      uint64 // records below were handed out, or skipped
 	items    []item
@@ -58,8 +57,8 @@ func (l *Claims) Hold(end uint64) Claim {
 }
 
 // Renew moves c, read whole, on to [c.End, end) as a new claim held; it
-// reports false, changing nothing, unless c is the only claim and
-// nothing was claimed past it.
+// reports false, changing nothing, unless c is the only claim and nothing
+// was claimed past it.
 func (l *Claims) Renew(c Claim, end uint64) (Claim, bool) {
 	if len(l.items) != 1 || l.items[0] != (item{Claim: c}) || l.pos != c.End {
 		return Claim{}, false
@@ -82,8 +81,8 @@ func (l *Claims) Returned() (Claim, bool) {
 	return Claim{}, false
 }
 
-// Take hands out the returned claim at start up to upTo, held if hold,
-// else consumed; the rest stays returned.
+// Take hands out the returned claim at start up to upTo, held if hold, else
+// consumed; the rest stays returned.
 func (l *Claims) Take(start, upTo uint64, hold bool) Claim {
 	i := l.index(start, true)
 	it := l.items[i]

@@ -7,8 +7,8 @@ import (
 )
 
 // ringMemory is every range the readers of this process mapped, now or
-// before: where views lie. Ranges are only added; one that Go reuses
-// later just makes copyDestination allocate.
+// before. Ranges are only added: one that Go reuses later just makes a copy
+// allocate.
 var ringMemory struct {
 	mu    sync.Mutex // serializes additions
 	spans atomic.Pointer[[]span]
@@ -55,8 +55,8 @@ func inRingMemory(b []byte) bool {
 	return false
 }
 
-// copyDestination returns dst[:n] if it holds n bytes and is no view of
-// ring memory, else new memory.
+// copyDestination returns dst[:n], or new memory if dst is short or a view
+// of ring memory.
 func copyDestination(dst []byte, n int) []byte {
 	if n > cap(dst) || inRingMemory(dst) {
 		return make([]byte, n)
@@ -65,10 +65,9 @@ func copyDestination(dst []byte, n int) []byte {
 }
 
 // CopyCache remembers the buffer a ReadInto last allocated, so that it is
-// not searched for when reused (BenchmarkRead, mode copy). Only its own:
-// the Go heap it comes from is never unmapped while last points into it,
-// where a caller's memory may be unmapped and come back as a ring at the
-// same address.
+// not searched for when reused (BenchmarkRead, mode copy): the Go heap is
+// not unmapped while last points into it, where a caller's memory may be
+// unmapped and come back as a ring.
 type CopyCache struct {
 	last *byte
 }
@@ -87,7 +86,7 @@ func (c *CopyCache) Destination(dst []byte, n int) []byte {
 //go:noinline
 func (c *CopyCache) checkedDestination(dst []byte, n int) []byte {
 	if n <= cap(dst) && !inRingMemory(dst) {
-		return dst[:n] // the caller's: searched for every time
+		return dst[:n] // the caller's: searched every time
 	}
 	dst = make([]byte, n)
 	c.last = unsafe.SliceData(dst)

@@ -12,8 +12,8 @@ import (
 )
 
 // Buffers is an Engine's view of its reader's buffers, by index, called
-// under the engine's lock per claim and per wait; Ready and Err also per
-// operation while someone sleeps or a readiness descriptor is out.
+// under its lock per claim and per wait; Ready and Err also per operation
+// while someone sleeps or a readiness descriptor is out.
 type Buffers interface {
 	Len() int
 	Publish(i int)    // tells the kernel buffer i's consumer position
@@ -33,22 +33,20 @@ const (
 	Lent               // Held, as the buffer's oldest claim, given back without the lock (Loan)
 )
 
-// A Holder is what one loop or lease holds, called under the engine's
-// lock.
+// A Holder is what one loop or lease holds, called under the engine's lock.
 type Holder interface {
 	// Claim holds records of buffer i; alone: no other read or loop is in
 	// progress, so it may take all there is.
 	Claim(i int, alone bool) (Take, error)
-	// Release gives back what it may (all if final): which buffer, how
-	// many claims ended, and stalled if it read nothing before a busy
-	// record.
+	// Release gives back what it may (all if final): which buffer, how many
+	// claims ended, and stalled if it read nothing before a busy record.
 	Release(final bool) (i, ended int, stalled bool)
 }
 
 // Engine is a reader but its buffers' layout: the lock, the waits, the
 // readiness descriptor and the resources' lifetime (docs/architecture.md).
-// Every method takes the lock but Lender, which the reader calls before
-// its first use; the functions a method is given run with it held.
+// Every method but Lender, called before first use, takes the lock; the
+// functions a method is given run with it held.
 type Engine struct {
 	mu            sync.Mutex
 	wait          *epoll.Waiter
@@ -66,9 +64,9 @@ type Engine struct {
 }
 
 // Init starts the engine on buffers and poller. free frees the reader's
-// resources once it is closed and nothing is held, or once Go collects
-// the engine, so it must not refer to it; heldClaimPoll bounds a wait
-// while a claim is held (zero: no bound).
+// resources once it is closed and nothing is held, or once Go collects the
+// engine, so it must not refer to it; heldClaimPoll bounds a wait while a
+// claim is held (zero: no bound).
 func (e *Engine) Init(buffers Buffers, poller *epoll.Poller, flushed error, free func() error, heldClaimPoll time.Duration) {
 	e.buffers, e.poller, e.free, e.heldClaimPoll = buffers, poller, free, heldClaimPoll
 	e.n = buffers.Len()
@@ -85,13 +83,13 @@ type Session struct {
 
 // Read runs claim on the buffers in turn, waiting in between, until one
 // takes something or the wait ends. claim publishes a record it Copied; a
-// record Held is the caller's until Release. failed, if not nil, runs
-// under the lock when Read fails.
+// record Held is the caller's until Release. failed, if not nil, runs under
+// the lock when Read fails.
 func (e *Engine) Read(claim func(i int, alone bool) (Take, error), failed func()) (err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	// The common case, one buffer and a record to copy, takes no turns
-	// and begins no wait (BenchmarkRead, mode copy).
+	// One buffer and a record to copy: no turns, no wait (BenchmarkRead,
+	// mode copy).
 	take := None
 	switch {
 	case e.wait.Closed():
@@ -121,9 +119,9 @@ func (e *Engine) waitToTakeLocked(claim func(i int, alone bool) (Take, error)) e
 	return e.claimLocked(&s, claim, nil, false)
 }
 
-// claimLocked claims until claim takes something or the wait ends;
-// stalled: the last claim met a busy record. h, if any, gives back what
-// it may before a wait: the kernel wakes only a reader that caught up.
+// claimLocked claims until claim takes something or the wait ends; stalled:
+// the last claim met a busy record. h, if any, gives back what it may
+// before a wait: the kernel wakes only a reader that caught up.
 func (e *Engine) claimLocked(s *Session, claim func(i int, alone bool) (Take, error), h Holder, stalled bool) error {
 	for {
 		if e.wait.Closed() {
@@ -145,8 +143,6 @@ func (e *Engine) claimLocked(s *Session, claim func(i int, alone bool) (Take, er
 	}
 }
 
-// claimTurnLocked runs claim on each buffer in turn until one takes
-// something; a hold moves the turn past its buffer.
 func (e *Engine) claimTurnLocked(claim func(i int, alone bool) (Take, error), alone bool) (Take, error) {
 	e.settleLoanLocked()
 	n := e.n
@@ -179,8 +175,6 @@ func (e *Engine) claimTurnLocked(claim func(i int, alone bool) (Take, error), al
 	return None, nil
 }
 
-// heldLocked counts a claim handed out to be held, lends it if Lent, and
-// moves the turn past its buffer.
 func (e *Engine) heldLocked(i int, take Take) {
 	if take == Lent {
 		e.loan.lend(i)
@@ -191,8 +185,8 @@ func (e *Engine) heldLocked(i int, take Take) {
 	}
 	e.held++
 	if e.heldClaimPoll > 0 {
-		// Records behind a held claim wake nobody: a sleeper with no
-		// limit sleeps again with one.
+		// Records behind a held claim wake nobody: a sleeper with no limit
+		// sleeps again with one.
 		e.wait.WakeUnbounded()
 	}
 }
@@ -233,9 +227,8 @@ func (e *Engine) Lender(release func() (ended int), returned func() bool) *Loan 
 
 // Renew lends again a loan its holder took back, not yet settled, on the
 // claim renew moves it to; it reports false if it did not (then Read).
-// renew must not panic: it runs under the lock, with no defer, as it is
-// PeekInto's every call (docs/batch-walk.md, "The copy and Peek through the engine's
-// operations").
+// renew must not panic: it runs under the lock with no defer, as it is
+// PeekInto's every call (docs/batch-walk.md).
 func (e *Engine) Renew(renew func() bool) bool {
 	e.mu.Lock()
 	ok := e.loan.renew(renew)
@@ -244,7 +237,7 @@ func (e *Engine) Renew(renew func() bool) bool {
 }
 
 // Returned settles a loan its holder returned after the engine called it
-// back (Return.CalledBack), and frees a closed reader's resources if it
+// back ([Return.CalledBack]), and frees a closed reader's resources if it
 // was the last claim held.
 func (e *Engine) Returned() error {
 	e.mu.Lock()
@@ -305,10 +298,10 @@ func (e *Engine) Begin(s *Session) error {
 	return nil
 }
 
-// Next claims more for s, waiting in between; but for a lease, whose
-// views outlive its claims, h first gives back what it may. An error ends
-// a loop, before its body gets it, so that Close waits for no body; a
-// lease gives back all it holds and goes on.
+// Next claims more for s, waiting in between; but for a lease, whose views
+// outlive its claims, h first gives back what it may. An error ends a loop,
+// before its body gets it, so that Close waits for no body; a lease gives
+// back all it holds and goes on.
 func (e *Engine) Next(s *Session, h Holder, lease bool) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -368,9 +361,8 @@ func (e *Engine) releaseHeldLocked(h Holder, final bool) (stalled bool) {
 }
 
 // waitLocked publishes, then returns the error that ends the read, or
-// sleeps and returns nil. At a busy record it backs off: a yield eight
-// times, then 2 µs doubling to 1 ms (not tuned: a record stays busy
-// only while its producer writes it, and nothing wakes a reader for it).
+// sleeps and returns nil. The busy back-off is not tuned: a record is busy
+// only while its producer writes it.
 func (e *Engine) waitLocked(s *Session, busy bool) error {
 	e.publishAllLocked()
 	timeout, err := e.wait.Check(&s.ticket)
@@ -420,8 +412,7 @@ func (e *Engine) publishAllLocked() {
 	}
 }
 
-// settleLocked ends every operation, keeping the engine's one rule
-// (docs/architecture.md, "Settle").
+// settleLocked ends every operation (docs/architecture.md, "Settle").
 func (e *Engine) settleLocked() {
 	if e.readiness != nil || !e.wait.Idle() {
 		e.settleAllLocked()
@@ -458,8 +449,7 @@ func (e *Engine) ReadinessFD() (int, error) {
 		return -1, os.ErrClosed
 	}
 	if e.readiness == nil {
-		// Weakly, so that a reader nobody closed is still collected.
-		engine := weak.Make(e)
+		engine := weak.Make(e) // so that a reader nobody closed is still collected
 		rd, err := e.poller.NewReadiness(func() bool {
 			e := engine.Value()
 			return e != nil && e.watched()

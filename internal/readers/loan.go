@@ -3,13 +3,13 @@ package readers
 import "sync/atomic"
 
 // Loan is a buffer's oldest claim lent to its holder, who returns it
-// without the engine's lock by publishing its end (docs/architecture.md,
-// "Loan"). A holder that finds its loan called back before it took it
-// back gives the claim back with Engine.Release; one called back while
-// it returned it tells the engine with Engine.Returned.
+// without the engine's lock by publishing its end (docs/architecture.md). A
+// holder that finds its loan called back before it took it back gives the
+// claim back with [Engine.Release]; one called back while it returned it
+// tells the engine with [Engine.Returned].
 type Loan struct {
-	// steps: a loan goes out at t; its holder takes it back to t+1, the
-	// engine calls it back to t+2. Lending writes nothing atomic.
+	// A loan goes out at t (lending stores nothing atomic); its holder
+	// takes it back to t+1, the engine calls it back to t+2.
 	steps    atomic.Uint64
 	out      uint64             // t of the last loan, written by the holder's own call
 	lent     bool               // a loan is out, or returned and not settled
@@ -22,8 +22,8 @@ type Loan struct {
 }
 
 // BeginReturn takes the loan back, after which the holder publishes the
-// claim's end and asks the Return whether the loan was called back
-// meanwhile; false if no loan is out (then Engine.Release).
+// claim's end and asks the [Return] whether the loan was called back
+// meanwhile; false if no loan is out (then [Engine.Release]).
 func (l *Loan) BeginReturn() (Return, bool) {
 	r := Return{l, l.callsAt} // read before the loan is back: a new one may follow it
 	return r, l.steps.CompareAndSwap(l.out, l.out+1)
@@ -36,7 +36,7 @@ type Return struct {
 }
 
 // CalledBack reports whether the engine called the loan back meanwhile:
-// then the holder tells it with Engine.Returned.
+// then the holder tells it with [Engine.Returned].
 func (r Return) CalledBack() bool { return r.loan.calls.Load() != r.callsAt }
 
 // Returning reports, under the engine's lock, whether the holder took the
@@ -69,9 +69,8 @@ func (l *Loan) settle() (i, ended int, ok bool) {
 }
 
 // callBack calls the loan out back, and stops lending if stop. One being
-// returned is settled here if its end is published, else by the holder,
-// who sees the call: of two sequentially consistent stores, one sees the
-// other.
+// returned is settled here if its end is published, else by the holder, who
+// sees the call: of two sequentially consistent stores, one sees the other.
 func (l *Loan) callBack(stop bool) (i, ended int, settled bool) {
 	l.stopped = l.stopped || stop
 	if !l.lent {

@@ -2,8 +2,8 @@
 // also match a more general error with errors.Is.
 package sentinel
 
-// Error is a sentinel error: errors.Is(err, e) holds only for e itself,
-// and errors.Is(e, e.Unwrap()) holds too.
+// Error is a sentinel error: errors.Is(err, e) holds only for e itself, and
+// errors.Is(e, e.Unwrap()) holds too.
 type Error struct {
 	msg string
 	is  error

@@ -8,9 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Is32 reports whether the kernel's unsigned long is 32 bits wide. A
-// 64-bit process knows it is not; a 32-bit one asks the kernel once, at
-// init (kernelIs32). When nothing tells, Is32 is false and [Err] says why.
+// Is32 reports whether the kernel's unsigned long is 32 bits wide. A 64-bit
+// process knows it is not; a 32-bit one asks the kernel once, at init. When
+// nothing tells, Is32 is false and [Err] says why.
 var Is32, errWord = func() (bool, error) {
 	if !Process32 {
 		return false, nil
@@ -23,10 +23,9 @@ var Is32, errWord = func() (bool, error) {
 // guess.
 func Err() error { return errWord }
 
-// askKernel tells Is32 from /proc/kallsyms, the personality and uname.
 func askKernel() (bool, error) {
 	kallsyms, readErr := kallsymsStart()
-	// personality(0xffffffff) returns the personality and changes nothing
+	// personality(0xffffffff) returns it and changes nothing
 	// (kernel/exec_domain.c).
 	persona, _, _ := unix.RawSyscall(unix.SYS_PERSONALITY, 0xffffffff, 0, 0)
 	var machine string
@@ -41,7 +40,6 @@ func askKernel() (bool, error) {
 	return is32, err
 }
 
-// kallsymsStart reads the first bytes of /proc/kallsyms.
 func kallsymsStart() ([]byte, error) {
 	f, err := os.Open("/proc/kallsyms")
 	if err != nil {
