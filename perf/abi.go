@@ -103,7 +103,10 @@ func (b *buffer) headerAt(pos uint64) header {
 	return header{typ: *(*uint32)(p), size: *(*uint16)(unsafe.Add(p, 6))}
 }
 
-func (b *buffer) u32At(pos uint64) uint32 { return *(*uint32)(unsafe.Add(b.data, pos&b.mask)) }
+// u32At reads the u32 at pos, 8-byte aligned.
+func (b *buffer) u32At(pos uint64) uint32 {
+	return *(*uint32)(unsafe.Add(b.data, pos&b.mask))
+}
 
 // view returns the length bytes at pos as a slice of the mapping, its
 // capacity its length, or as a copy in scratch if they wrap.

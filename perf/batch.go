@@ -36,7 +36,7 @@ func (b *Batch) LostSamples() uint64 { return b.lost }
 // handed out; those not reached go back to the reader. Lost samples are
 // counted, not yielded; a record of an unknown type ends the samples, and
 // the loop yields its error ([IsUnknownEvent]), then the rest as a batch.
-// Samples takes no lock, so it inlines into the loop's body.
+// Samples takes no lock and inlines into the loop's body.
 func (b *Batch) Samples() iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		if !b.holding || b.unknown != nil {
@@ -115,7 +115,8 @@ func (bs *buffers) batches(yield func(*Batch, error) bool) {
 }
 
 // claimBatch claims a batch of buffer i: a returned claim whole, else
-// what is produced, up to batchBytes unless alone.
+// what is produced, up to batchBytes unless alone; a sample that wraps
+// is copied into scratch.
 func (bs *buffers) claimBatch(i int, alone bool, scratch *[]byte) (Batch, bool, error) {
 	c := &bs.consumers[i]
 	var cl readers.Claim

@@ -9,7 +9,8 @@ import (
 )
 
 var (
-	// ErrClosed is returned by reads and loops of a closed Reader: os.ErrClosed, as upstream's.
+	// ErrClosed is returned by reads and loops of a closed Reader:
+	// os.ErrClosed, as upstream's.
 	ErrClosed = os.ErrClosed
 	// ErrFlushed ends a read or loop that Flush interrupted, once the
 	// buffers are empty: cilium/ebpf's perf.ErrFlushed.

@@ -42,8 +42,12 @@ func mapRing(fd int, size uint64, producer bool) (*mapping, *ring, error) {
 	}
 	readers.AddRingMemory(producerArea)
 	m := &mapping{consumerPage: consumerPage, producerArea: producerArea}
-	rg, err := newRing((*uint64)(unsafe.Pointer(&consumerPage[0])), (*uint64)(unsafe.Pointer(&producerArea[0])),
-		unsafe.Pointer(&producerArea[page]), size)
+	rg, err := newRing(
+		(*uint64)(unsafe.Pointer(&consumerPage[0])),
+		(*uint64)(unsafe.Pointer(&producerArea[0])),
+		unsafe.Pointer(&producerArea[page]),
+		size,
+	)
 	if err != nil {
 		m.unmap()
 		return nil, nil, err

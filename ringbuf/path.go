@@ -32,7 +32,8 @@ func choosePath(typ ebpf.MapType, goos string) (readPath, error) {
 	return 0, fmt.Errorf("map type %s is not a ring buffer (%s on Linux, %s on Windows)", typ, ebpf.RingBuf, ebpf.WindowsRingBuf)
 }
 
-// requireMapped is choosePath for a reader that maps its rings.
+// requireMapped is choosePath for a reader that maps its rings: a map for
+// pathUpstream gets errCopyOnly.
 func requireMapped(typ ebpf.MapType, goos string) error {
 	path, err := choosePath(typ, goos)
 	if err == nil && path != pathMapped {

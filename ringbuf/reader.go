@@ -97,7 +97,8 @@ func (r *Reader) Close() error { return r.engine.Close(nil) }
 // and returned again on later calls. The Reader closes it with its other
 // resources, once closed and the last loop body or Peek view has ended: do
 // not close it (wrap a [golang.org/x/sys/unix.Dup] of it in an *os.File),
-// and remove it from your poller before Close. It returns -1 and
+// and remove it from your poller before Close, since a closed descriptor
+// does not wake a poller reliably. It returns -1 and
 // [ErrClosed] once closed, -1 and an error matching [ebpf.ErrNotSupported]
 // on Windows.
 func (r *Reader) ReadinessFD() (int, error) { return r.readinessFD() }

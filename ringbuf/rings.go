@@ -41,7 +41,8 @@ func (res *resources) closePoller() (err error) {
 	return err
 }
 
-// open maps and polls the maps and starts rs on them.
+// open maps and polls the maps and starts rs on them; keys are their
+// Record.Ring (nil for a Reader).
 func (rs *rings) open(maps []*ebpf.Map, keys []int) (err error) {
 	rs.keys = keys
 	res := &resources{}

@@ -47,7 +47,8 @@ const maxDynptrSize = 1<<24 - 1
 // program drains with bpf_user_ringbuf_drain. Every method may be called
 // from any goroutine, and reservations submitted in any order: the kernel
 // takes records in the order reserved, up to the first not yet submitted.
-// One Writer per map.
+// One Writer per map: the kernel does not arbitrate between producers in
+// user space.
 type Writer struct {
 	mu       sync.Mutex // guards producer, and the ring while reserving
 	rg       *ring      // we move producerPos, the kernel consumerPos
@@ -255,6 +256,8 @@ func (w *Writer) Discard(r Reservation) error { return w.finish(r, discardBit) }
 
 // finish clears r's busy bit, adding flag, if r is this Writer's, busy, and
 // not consumed past: loaded after the header, so that the header read was r's.
+// The kernel never consumes a busy record: a stale Reservation shows in the
+// positions.
 func (w *Writer) finish(r Reservation, flag uint32) error {
 	if w.owns(r) {
 		hdr := w.headerWordAt(r.pos)

@@ -107,8 +107,8 @@ func (p *Poller) Wait(timeout time.Duration) error {
 	return err
 }
 
-// waitMsec is epoll_wait's timeout: rounded up, at most a C int (the caller waits again),
-// -1 only for timeout < 0.
+// waitMsec is epoll_wait's timeout: rounded up, at most a C int (the
+// caller waits again), -1 only for timeout < 0.
 func waitMsec(timeout time.Duration) int {
 	if timeout < 0 {
 		return -1

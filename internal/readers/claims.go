@@ -8,8 +8,8 @@ type Claim struct {
 }
 
 // BatchBytes bounds every batch's walk of a buffer of size bytes, and what
-// a loop claims of it when others read too: a publish at least every 256
-// KiB (docs/batch-walk.md).
+// a loop claims of it when others read too: a publish at least
+// every 256 KiB (docs/batch-walk.md).
 func BatchBytes(size uint64) uint64 { return min(size/8, 256<<10) }
 
 // Claims is one buffer's claims, held or returned, oldest first
