@@ -119,10 +119,14 @@ func (bs *buffers) batches(yield func(*Batch, error) bool) {
 // is copied into scratch.
 func (bs *buffers) claimBatch(i int, alone bool, scratch *[]byte) (Batch, bool, error) {
 	c := &bs.consumers[i]
+	if c.overwrite {
+		if !bs.paused.Load() {
+			return Batch{}, false, ErrMustBePaused
+		}
+		c.loadWindow()
+	}
 	var cl readers.Claim
 	switch r, returned := c.claims.Returned(); {
-	case c.overwrite && !bs.paused.Load():
-		return Batch{}, false, ErrMustBePaused
 	case c.err != nil:
 		return Batch{}, false, c.err
 	case returned:
@@ -285,6 +289,9 @@ func (ri *readInto) one(bs *buffers, i int, rec *Record, unknown *error) (reader
 	b.release()
 	if read {
 		b.c.publish()
+		if b.c.claims.Pos() == b.c.head { // caught up with the head it loaded
+			return readers.CopiedLast, nil
+		}
 		return readers.Copied, nil
 	}
 	return readers.None, b.c.err

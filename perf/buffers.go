@@ -92,17 +92,46 @@ func (b *engineBuffers) Publish(i int)   { b.consumers[i].publish() }
 func (b *engineBuffers) Err(i int) error { return b.consumers[i].err }
 func (b *engineBuffers) Ready(i int) bool {
 	c := &b.consumers[i]
-	return c.claims.HasReturned() || c.produced()
+	return c.ready() || c.overwrite && !b.paused.Load() // a read: ErrMustBePaused
 }
 
+// errResumeHeld is Resume's error while a loop body holds records of an
+// overwritable buffer, which the kernel would write over.
+var errResumeHeld = errors.New("a loop body or read holds records of an overwritable buffer")
+
+// setPaused runs under the engine's lock, so that no claim sees paused
+// while the kernel writes: a claim of an overwritable buffer checks it.
 func (bs *buffers) setPaused(pause bool, op string) error {
+	var err error
+	if closed := bs.engine.Inspect(func() { err = bs.setPausedLocked(pause) }); closed != nil {
+		err = ErrClosed
+	}
+	if err != nil {
+		return fmt.Errorf("perf: %s: %w", op, err)
+	}
+	return nil
+}
+
+func (bs *buffers) setPausedLocked(pause bool) error {
 	bs.entries.Lock()
 	defer bs.entries.Unlock()
 	if bs.removed {
-		return fmt.Errorf("perf: %s: %w", op, ErrClosed)
+		return ErrClosed
+	}
+	for i := range bs.consumers {
+		if c := &bs.consumers[i]; !pause && c.overwrite && c.claims.Holding() {
+			return errResumeHeld
+		}
 	}
 	if err := bs.res.putEntries(!pause); err != nil {
-		return fmt.Errorf("perf: %w", err)
+		return err
+	}
+	if !pause {
+		for i := range bs.consumers {
+			if c := &bs.consumers[i]; c.overwrite {
+				c.dropWindow()
+			}
+		}
 	}
 	bs.paused.Store(pause)
 	return nil

@@ -45,28 +45,37 @@ func (c *consumer) publish() {
 	}
 }
 
-// produced reports whether records lie past the claim position.
+// produced reports whether records lie past the claim position, loading
+// the head once the last is used up. An overwritable buffer's records are
+// its window's: only a claim, paused, takes the next (loadWindow).
 func (c *consumer) produced() bool {
-	if c.claims.Pos() == c.head && c.err == nil {
-		if c.overwrite {
-			c.loadWindow()
-		} else {
-			consumed := c.claims.ConsumerPos()
-			head := c.buf.loadHead(consumed)
-			if err := c.buf.checkHead(head, consumed); err != nil {
-				c.err = c.cpuErr(err)
-				return false
-			}
-			c.head = head
+	if c.claims.Pos() == c.head && c.err == nil && !c.overwrite {
+		consumed := c.claims.ConsumerPos()
+		head := c.buf.loadHead(consumed)
+		if err := c.buf.checkHead(head, consumed); err != nil {
+			c.err = c.cpuErr(err)
+			return false
 		}
+		c.head = head
 	}
 	return c.claims.Pos() != c.head
 }
 
+// ready reports whether a claim would take records, without taking a
+// window: a paused overwritable buffer's window is not used up, or the
+// kernel wrote since it was taken.
+func (c *consumer) ready() bool {
+	if c.overwrite {
+		return c.claims.HasReturned() || c.claims.Pos() != c.head || c.buf.loadHead(c.lastHead) != c.lastHead
+	}
+	return c.claims.HasReturned() || c.produced()
+}
+
 // loadWindow takes what an overwritable buffer received since the last
-// window, at most its size, once no claim is out: one bias serves all.
+// window, at most its size, once the last is used up and no claim is out:
+// one bias serves all. Only a claim of a paused Reader calls it.
 func (c *consumer) loadWindow() {
-	if !c.claims.Empty() {
+	if !c.claims.Empty() || c.claims.Pos() != c.head {
 		return
 	}
 	head := c.buf.loadHead(c.lastHead)
@@ -81,6 +90,13 @@ func (c *consumer) loadWindow() {
 	c.bias = c.head - head
 	c.lastHead = head
 	c.head += written
+}
+
+// dropWindow drops what is left of the window when the kernel may write
+// over it again (Resume): nothing is held, and the next window starts at
+// the kernel's head.
+func (c *consumer) dropWindow() {
+	c.claims = readers.NewClaims(c.head)
 }
 
 func (c *consumer) cpuErr(err error) error {

@@ -158,7 +158,10 @@ func (r *Reader) Flush() error { return r.engine.Flush() }
 // fail with ENOENT until Resume. An overwritable Reader is read paused.
 func (r *Reader) Pause() error { return r.setPaused(true, "pause") }
 
-// Resume puts the Reader's events back in the array, undoing Pause.
+// Resume puts the Reader's events back in the array, undoing Pause. On an
+// overwritable Reader it fails, changing nothing, while a loop body holds
+// records (the kernel would write over them), and drops what the last
+// read left unread, which the kernel may write over.
 func (r *Reader) Resume() error { return r.setPaused(false, "resume") }
 
 // Close is ringbuf.Reader.Close; BPF programs' writes fail with ENOENT

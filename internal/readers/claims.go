@@ -34,6 +34,9 @@ func (l *Claims) Pos() uint64 { return l.pos }
 // Empty reports whether no claim is listed.
 func (l *Claims) Empty() bool { return len(l.items) == 0 }
 
+// Holding reports whether a claim is held (listed and not given back).
+func (l *Claims) Holding() bool { return len(l.items) > l.returned }
+
 // HasReturned reports whether records were given back to be claimed again.
 func (l *Claims) HasReturned() bool { return l.returned > 0 }
 

@@ -26,11 +26,12 @@ type Take uint8
 
 // The Takes, in order: from Copied on, a claim took something.
 const (
-	None   Take = iota // nothing was produced: the read waits
-	Busy               // a producer still writes the next record: the read backs off
-	Copied             // a record was read, consumed and published by the claim; nothing is held
-	Held               // records are held outside the lock until Release; the buffers stay mapped
-	Lent               // Held, as the buffer's oldest claim, given back without the lock (Loan)
+	None       Take = iota // nothing was produced: the read waits
+	Busy                   // a producer still writes the next record: the read backs off
+	Copied                 // a record was read, consumed and published by the claim; nothing is held
+	CopiedLast             // Copied, the last of what the claim had found: the next read looks at the other buffers first
+	Held                   // records are held outside the lock until Release; the buffers stay mapped
+	Lent                   // Held, as the buffer's oldest claim, given back without the lock (Loan)
 )
 
 // A Holder is what one loop or lease holds, called under the engine's lock.
@@ -159,11 +160,14 @@ func (e *Engine) claimTurnLocked(claim func(i int, alone bool) (Take, error), al
 		switch {
 		case err != nil:
 			return None, err
-		case take == Copied:
-			e.turn = i
-			return take, nil
 		case take >= Held:
 			e.heldLocked(i, take)
+			return take, nil
+		case take == CopiedLast: // a producer that keeps ahead keeps no buffer waiting
+			e.turnPast(i)
+			return take, nil
+		case take == Copied:
+			e.turn = i
 			return take, nil
 		case take == Busy:
 			busy = true
@@ -179,15 +183,20 @@ func (e *Engine) heldLocked(i int, take Take) {
 	if take == Lent {
 		e.loan.lend(i)
 	}
-	e.turn = i + 1
-	if e.turn == e.n {
-		e.turn = 0
-	}
+	e.turnPast(i)
 	e.held++
 	if e.heldClaimPoll > 0 {
 		// Records behind a held claim wake nobody: a sleeper with no limit
 		// sleeps again with one.
 		e.wait.WakeUnbounded()
+	}
+}
+
+// turnPast has the next claim look at buffer i last.
+func (e *Engine) turnPast(i int) {
+	e.turn = i + 1
+	if e.turn == e.n {
+		e.turn = 0
 	}
 }
 
@@ -383,23 +392,15 @@ func (e *Engine) waitLocked(s *Session, busy bool) error {
 		return nil
 	}
 	s.busyWaits = 0
-	for i := range e.n {
-		if e.buffers.Ready(i) {
-			return nil // it may have woken nobody
-		}
-		if err := e.buffers.Err(i); err != nil {
-			return err
-		}
+	if ready, err := e.scanLocked(); ready || err != nil {
+		return err // ready: it may have woken nobody
 	}
 	if e.held > 0 && e.heldClaimPoll > 0 && (timeout < 0 || timeout > e.heldClaimPoll) {
 		timeout = e.heldClaimPoll
 	}
 	e.settleLocked() // the descriptor says what a read finds while this one sleeps
 	e.wait.Sleep(timeout)
-	if e.wait.Closed() {
-		return errors.Join(os.ErrClosed, e.freeIfUnusedLocked())
-	}
-	return nil
+	return nil // a Close is seen by the claim that follows
 }
 
 func (e *Engine) publishAllLocked() {
@@ -421,13 +422,8 @@ func (e *Engine) settleLocked() {
 
 func (e *Engine) settleAllLocked() {
 	e.settleLoanLocked()
-	ready := false
-	for i := range e.n {
-		if e.buffers.Ready(i) || e.buffers.Err(i) != nil {
-			ready = true
-			break
-		}
-	}
+	ready, err := e.scanLocked()
+	ready = ready || err != nil
 	if ready && !e.wait.Idle() {
 		e.wait.Wake()
 	}
@@ -439,6 +435,24 @@ func (e *Engine) settleAllLocked() {
 	if !readable && e.held > 0 && e.heldClaimPoll > 0 {
 		e.readiness.PollIn(e.heldClaimPoll)
 	}
+}
+
+// scanLocked reports whether a claim would take records, or the error a
+// buffer holds, looking from the turn on: the buffer read last first.
+func (e *Engine) scanLocked() (ready bool, err error) {
+	for k := range e.n {
+		i := e.turn + k
+		if i >= e.n {
+			i -= e.n
+		}
+		if e.buffers.Ready(i) {
+			return true, nil
+		}
+		if err := e.buffers.Err(i); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 // ReadinessFD is every reader's ReadinessFD.
@@ -475,7 +489,8 @@ func (e *Engine) watched() bool {
 }
 
 // Inspect runs look under the lock while the reader is open, else returns
-// os.ErrClosed.
+// os.ErrClosed, and settles: look may change what a read finds (perf's
+// Pause and Resume).
 func (e *Engine) Inspect(look func()) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -484,6 +499,7 @@ func (e *Engine) Inspect(look func()) error {
 	}
 	e.settleLoanLocked()
 	look()
+	e.settleLocked()
 	return nil
 }
 
