@@ -55,15 +55,6 @@ func inRingMemory(b []byte) bool {
 	return false
 }
 
-// copyDestination returns dst[:n], or new memory if dst is short or a view
-// of ring memory.
-func copyDestination(dst []byte, n int) []byte {
-	if n > cap(dst) || inRingMemory(dst) {
-		return make([]byte, n)
-	}
-	return dst[:n]
-}
-
 // CopyCache remembers the buffer a ReadInto last allocated, so that it is
 // not searched for when reused (BenchmarkRead, mode copy): the Go heap is
 // not unmapped while last points into it, where a caller's memory may be
@@ -72,8 +63,9 @@ type CopyCache struct {
 	last *byte
 }
 
-// Destination is copyDestination, without the search for what it last
-// returned; its callers serialize it.
+// Destination returns dst[:n], or new memory if dst is short or a view of
+// ring memory, without the search for what it last returned; its callers
+// serialize it.
 func (c *CopyCache) Destination(dst []byte, n int) []byte {
 	if n <= cap(dst) && unsafe.SliceData(dst) == c.last {
 		return dst[:n]

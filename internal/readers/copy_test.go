@@ -25,8 +25,8 @@ func TestRingMemory(t *testing.T) {
 		if got := inRingMemory(c.b); got != c.want {
 			t.Errorf("[%d bytes, cap %d]: in ring memory %v, want %v", len(c.b), cap(c.b), got, c.want)
 		}
-		if got := copyDestination(c.b, 1); c.want && overlaps(got, mem[1024:2048]) {
-			t.Errorf("copyDestination returned a view")
+		if got := new(CopyCache).Destination(c.b, 1); c.want && overlaps(got, mem[1024:2048]) {
+			t.Errorf("Destination returned a view")
 		}
 	}
 }

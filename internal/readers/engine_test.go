@@ -23,7 +23,7 @@ func TestCopyDestination(t *testing.T) {
 		{"a view of the area, resliced to nothing", area[60:60], 0, true},
 		{"ending just before the area", make([]byte, 4), 4, false},
 	} {
-		got := copyDestination(tc.dst, tc.n)
+		got := new(CopyCache).Destination(tc.dst, tc.n)
 		if len(got) != tc.n {
 			t.Errorf("%s: %d bytes, want %d", tc.name, len(got), tc.n)
 		}
