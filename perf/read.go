@@ -17,8 +17,8 @@ func (r *Reader) Read() (Record, error) {
 
 // ReadInto is [Reader.Read] into rec, reusing rec.RawSample's memory unless
 // it is a view; when it returns, the kernel knows the record's space is
-// free. An unknown type is consumed, as an error ([IsUnknownEvent]); a
-// nil rec is refused.
+// free, unless a loop body holds an older record of its CPU. An unknown
+// type is consumed, as an error ([IsUnknownEvent]); a nil rec is refused.
 func (r *Reader) ReadInto(rec *Record) error {
 	if rec == nil {
 		return fmt.Errorf("perf: ReadInto: nil *Record: %w", os.ErrInvalid)

@@ -56,8 +56,9 @@ func (r *Reader) PeekInto(rec *Record) error {
 }
 
 // Consume consumes the peeked record and ends its view; when it returns,
-// the kernel knows the record's space is free, also after Close. It
-// returns [ErrNotPeeked] if no record is peeked ([ErrClosed] once closed).
+// the kernel knows the record's space is free, also after Close, unless a
+// loop body holds an older record (the package doc). It returns
+// [ErrNotPeeked] if no record is peeked ([ErrClosed] once closed).
 func (r *Reader) Consume() error {
 	// A view lent (readers.Loan) ends with one compare-and-swap and one
 	// store, without the lock.

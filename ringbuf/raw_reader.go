@@ -216,6 +216,7 @@ func (rr *RawReader) Flush() error { return rr.rings.engine.Flush() }
 
 // Close is [Reader.Close]: a waiting ReadSample has returned ErrClosed
 // when Close returns, and WithLease returns it from then on. A running
-// lease reads the samples it had claimed, then ErrClosed; the ring is
-// unmapped when it ends.
+// lease reads the samples it had claimed and not given back (a Commit
+// gives back what it had not read), then ErrClosed; the ring is unmapped
+// once the lease holds nothing.
 func (rr *RawReader) Close() error { return rr.rings.engine.Close(nil) }

@@ -15,7 +15,8 @@ func (r *Reader) Read() (Record, error) {
 
 // ReadInto is [Reader.Read] into rec, reusing rec.RawSample's memory
 // unless it is a view; when it returns, the kernel knows the record's
-// space is free. A nil rec is refused.
+// space is free, unless a Peek view or loop body holds an older record
+// (the package doc). A nil rec is refused.
 func (r *Reader) ReadInto(rec *Record) error {
 	if rec == nil {
 		return errNilRecord("ReadInto")

@@ -16,7 +16,10 @@ import (
 // loop started while another of the same reader runs.
 var ErrConcurrentSnapshot = errors.New("concurrent use of Snapshot: another snapshot loop of this reader runs")
 
-const snapshotAttempts = 4 // copies of one snapshot (take)
+// snapshotAttempts bounds the copies of one snapshot (take). Not tuned: a
+// copy is taken again only when the producer overwrote the headers it
+// walked, and a snapshot that gives up hands out nothing, for the next.
+const snapshotAttempts = 4
 
 var snapshotCopied func() // set by tests: runs between a copy and its re-check
 
