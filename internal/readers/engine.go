@@ -400,7 +400,14 @@ func (e *Engine) waitLocked(s *Session, busy bool) error {
 	}
 	e.settleLocked() // the descriptor says what a read finds while this one sleeps
 	e.wait.Sleep(timeout)
-	return nil // a Close is seen by the claim that follows
+	if e.wait.Closed() {
+		// Freed before the last blocked read returns: its caller may see
+		// Close return (a second Close returns at once) and expects the
+		// ring unmapped (TestCloseUnblocks). An error doing so is this
+		// read's.
+		return errors.Join(os.ErrClosed, e.freeIfUnusedLocked())
+	}
+	return nil
 }
 
 func (e *Engine) publishAllLocked() {
